@@ -1,0 +1,90 @@
+/**
+ * A source feeds sessions into the studio and takes the studio's actions back to wherever the
+ * agent really runs. The built-in demo agent and the Managed Agents and Leviath bridges all
+ * implement this one interface; the engine owns the store, seq, validation and fencing.
+ *
+ * Flow of a human action: the engine validates it (epoch, pending approval, argument hash,
+ * expiry, idempotency), calls the source's `deliver*` hook, and only when that resolves records
+ * the outcome as events. A hook that throws a StudioError refuses the action; nothing is recorded.
+ */
+import type { EventDraft, QuestionValue, StoredEvent } from '../engine/eventDrafts.ts';
+import type { AgentMode } from '../../protocol/events.ts';
+import type { Logger } from '../logger.ts';
+
+export type SourceStatus = 'CONNECTING' | 'LIVE' | 'RECONNECTING' | 'FAILED' | 'STOPPED';
+
+export interface SessionSpec {
+  /** Stable id; a bridge derives it from the foreign id so a restart maps to the same session. */
+  sessionId: string;
+  title: string;
+  mode: AgentMode;
+  requestedModel: string;
+  model?: string | null;
+  projectId?: string | null;
+}
+
+export interface SessionInfo {
+  sessionId: string;
+  source: string;
+  status: 'ACTIVE' | 'PAUSED' | 'CLOSED' | 'REVOKED';
+  projectId: string | null;
+  currentRunId: string | null;
+  lastEventSeq: string;
+}
+
+export interface ToolDecision {
+  sessionId: string;
+  runId: string | null;
+  toolCallId: string;
+  toolName: string;
+  approvalId: string;
+  argumentHash: string;
+  approved: boolean;
+  reason: string | null;
+}
+
+export interface QuestionAnswer {
+  sessionId: string;
+  question: QuestionValue;
+  text: string | null;
+  choiceIndex: number | null;
+  approved: boolean | null;
+}
+
+/** What the engine offers a source. */
+export interface SourceHost {
+  readonly logger: Logger;
+  /** Milliseconds since the epoch (the engine's clock; tests may move it). */
+  now(): number;
+  /** Creates the session (SESSION_CREATED, MODE_SELECTED) if it does not exist; returns it either way. */
+  ensureSession(spec: SessionSpec): SessionInfo;
+  findSession(sessionId: string): SessionInfo | null;
+  /** Appends atomically, in order; drafts whose foreignId is already stored for the session are skipped. */
+  append(sessionId: string, drafts: EventDraft[]): StoredEvent[];
+  hasForeignId(sessionId: string, foreignId: string): boolean;
+  /** The current state of a question (null if unknown). */
+  findQuestion(sessionId: string, questionId: string): QuestionValue | null;
+  setStatus(status: SourceStatus, detail?: string | null): void;
+}
+
+export interface Source {
+  /** 'demo', 'managed-agents' or 'leviath' (one instance of each at most). */
+  readonly sourceId: string;
+  /** True when the source's sessions have a project folder the studio can checkpoint. */
+  readonly checkpointsSupported: boolean;
+  /** Shown by the checkpoint browser when checkpointsSupported is false. */
+  readonly checkpointsUnsupportedReason?: string;
+  start(host: SourceHost): Promise<void>;
+  stop(): Promise<void>;
+  /** A user message; returns the run it started (the source appends the events). */
+  sendMessage?(session: SessionInfo, content: string): Promise<{ runId: string }>;
+  /** Delivers an approve/deny to the runtime before the engine records it. */
+  deliverDecision?(decision: ToolDecision): Promise<void>;
+  /** Called after the engine committed a decision (the demo agent continues its run here). */
+  onDecisionRecorded?(decision: ToolDecision): void;
+  /** An approval lapsed (APPROVAL_EXPIRED committed). */
+  onApprovalExpired?(decision: Omit<ToolDecision, 'approved' | 'reason'>): void;
+  cancelRun?(session: SessionInfo, runId: string): Promise<void>;
+  /** Delivers an answer to a question card before the engine records it. */
+  deliverAnswer?(answer: QuestionAnswer): Promise<void>;
+}
