@@ -1,0 +1,537 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { canonicalManifestHash, type ManifestFile } from './manifest.ts';
+import { MAX_FILE_BYTES, ProjectWorkspace } from './ProjectWorkspace.ts';
+import { makeTempEnv, readTree, writeTree, type TempEnv } from './testKit.ts';
+import { WorkspaceError } from './WorkspaceError.ts';
+
+let env: TempEnv;
+beforeEach(() => {
+  env = makeTempEnv();
+});
+afterEach(() => env.dispose());
+
+const digest = (content: string | Buffer) =>
+  'sha256:' + createHash('sha256').update(content).digest('hex');
+
+function errorOf(fn: () => unknown): WorkspaceError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof WorkspaceError) return err;
+    throw err;
+  }
+  throw new Error('expected a WorkspaceError');
+}
+
+function hashOf(ws: ProjectWorkspace, path: string): string {
+  const file = ws.scan().find((f) => f.path === path);
+  if (!file) throw new Error(`no ${path}`);
+  return file.contentHash;
+}
+
+describe('ProjectWorkspace.createSample', () => {
+  it('writes a small TypeScript project into a missing folder, the same on every run', () => {
+    ProjectWorkspace.createSample(env.root);
+    const files = env.workspace().scan();
+    expect(files.map((f) => f.path)).toEqual(
+      expect.arrayContaining([
+        'package.json',
+        'README.md',
+        'src/index.ts',
+        'src/greet.ts',
+        'src/greet.test.ts',
+        'docs/notes.md',
+      ]),
+    );
+    expect(files.length).toBeLessThanOrEqual(12);
+    expect(JSON.parse(env.workspace().readFile('package.json')).type).toBe('module');
+
+    const other = join(env.base, 'other');
+    fs.mkdirSync(other);
+    ProjectWorkspace.createSample(other);
+    expect(
+      canonicalManifestHash(
+        new ProjectWorkspace({
+          projectId: 'p2',
+          root: other,
+          contentStore: env.store,
+          journalDir: env.journalDir,
+        }).scan(),
+      ),
+    ).toBe(canonicalManifestHash(files));
+  });
+
+  it('leaves a folder that already has content alone', () => {
+    writeTree(env.root, { 'mine.txt': 'keep me' });
+    ProjectWorkspace.createSample(env.root);
+    expect(readTree(env.root)).toEqual({ 'mine.txt': 'keep me' });
+  });
+});
+
+describe('ProjectWorkspace.scan', () => {
+  it('hashes every regular file, sorted, skipping .git, node_modules and temp files anywhere', () => {
+    const binary = Buffer.from([0, 1, 2, 254, 255]);
+    writeTree(env.root, {
+      'b.txt': 'bee',
+      'a/z.txt': 'zed',
+      'bin.dat': binary,
+      'empty.txt': '',
+      '.git/HEAD': 'ref: refs/heads/main',
+      'node_modules/x/index.js': 'x',
+      'pkg/node_modules/y.js': 'y',
+      'a/.studio-tmp-123-abc': 'staged',
+    });
+    fs.mkdirSync(join(env.root, 'empty-dir'));
+    expect(env.workspace().scan()).toEqual<ManifestFile[]>([
+      { target: 'SERVER', path: 'a/z.txt', contentHash: digest('zed'), byteLength: 3 },
+      { target: 'SERVER', path: 'b.txt', contentHash: digest('bee'), byteLength: 3 },
+      { target: 'SERVER', path: 'bin.dat', contentHash: digest(binary), byteLength: 5 },
+      { target: 'SERVER', path: 'empty.txt', contentHash: digest(''), byteLength: 0 },
+    ]);
+  });
+
+  it('reports a missing folder as NOT_FOUND', () => {
+    expect(errorOf(() => env.workspace().scan()).code).toBe('NOT_FOUND');
+  });
+
+  it('refuses more than 128 files and files over 1 MiB', () => {
+    const many: Record<string, string> = {};
+    for (let i = 0; i < 128; i++) many[`f/${String(i).padStart(3, '0')}.txt`] = String(i);
+    writeTree(env.root, many);
+    writeTree(env.root, { 'big.bin': Buffer.alloc(MAX_FILE_BYTES, 1) });
+    expect(errorOf(() => env.workspace().scan()).code).toBe('TOO_MANY_FILES');
+    fs.rmSync(join(env.root, 'f'), { recursive: true });
+    expect(env.workspace().scan()).toHaveLength(1);
+    fs.appendFileSync(join(env.root, 'big.bin'), 'x');
+    const err = errorOf(() => env.workspace().snapshot());
+    expect(err.code).toBe('TOO_LARGE');
+    expect(err.path).toBe('big.bin');
+  });
+});
+
+describe('symlinks', () => {
+  beforeEach(() => {
+    writeTree(env.root, { 'real.txt': 'inside', 'dir/a.txt': 'a' });
+    fs.writeFileSync(join(env.base, 'secret.txt'), 'outside');
+  });
+
+  it('follows a link to a file inside the folder and skips a link to a directory inside it', () => {
+    fs.symlinkSync('real.txt', join(env.root, 'alias.txt'));
+    fs.symlinkSync('dir', join(env.root, 'dir-alias'));
+    const ws = env.workspace();
+    expect(ws.scan().map((f) => [f.path, f.contentHash])).toEqual([
+      ['alias.txt', digest('inside')],
+      ['dir/a.txt', digest('a')],
+      ['real.txt', digest('inside')],
+    ]);
+    expect(ws.readFile('alias.txt')).toBe('inside');
+  });
+
+  it('refuses a file link or a directory link that escapes the folder', () => {
+    fs.symlinkSync(join(env.base, 'secret.txt'), join(env.root, 'leak.txt'));
+    const ws = env.workspace();
+    const err = errorOf(() => ws.scan());
+    expect(err.code).toBe('PATH_INVALID');
+    expect(err.path).toBe('leak.txt');
+    expect(errorOf(() => ws.readFile('leak.txt')).code).toBe('PATH_INVALID');
+    expect(errorOf(() => ws.exists('leak.txt')).code).toBe('PATH_INVALID');
+
+    fs.rmSync(join(env.root, 'leak.txt'));
+    fs.symlinkSync(env.base, join(env.root, 'up'));
+    expect(errorOf(() => ws.scan()).code).toBe('PATH_INVALID');
+    expect(errorOf(() => ws.readFile('up/secret.txt')).code).toBe('PATH_INVALID');
+  });
+
+  it('refuses to write through a directory link, and writes nothing', () => {
+    fs.symlinkSync('dir', join(env.root, 'dir-alias'));
+    const before = readTree(env.root);
+    const err = errorOf(() =>
+      env.workspace().applyChanges([{ path: 'dir-alias/new.txt', content: 'x' }]),
+    );
+    expect(err.code).toBe('PATH_INVALID');
+    expect(readTree(env.root)).toEqual(before);
+  });
+});
+
+describe('readFile and exists', () => {
+  it('reads UTF-8 files and says what exists', () => {
+    writeTree(env.root, { 'src/a.ts': 'export const a = "é";\n' });
+    const ws = env.workspace();
+    expect(ws.readFile('src/a.ts')).toBe('export const a = "é";\n');
+    expect(ws.exists('src/a.ts')).toBe(true);
+    expect(ws.exists('src')).toBe(false);
+    expect(ws.exists('src/missing.ts')).toBe(false);
+    expect(errorOf(() => ws.readFile('src/missing.ts')).code).toBe('NOT_FOUND');
+    expect(errorOf(() => ws.readFile('src')).code).toBe('NOT_FOUND');
+  });
+
+  it.each(['../x', '/etc/passwd', 'a/../../b', 'a\\b'])('refuses the traversal %j', (path) => {
+    writeTree(env.root, { a: 'a' });
+    fs.writeFileSync(join(env.base, 'x'), 'outside');
+    const ws = env.workspace();
+    expect(errorOf(() => ws.readFile(path)).code).toBe('PATH_INVALID');
+    expect(errorOf(() => ws.exists(path)).code).toBe('PATH_INVALID');
+  });
+});
+
+describe('snapshot and restore', () => {
+  const ORIGINAL = {
+    'package.json': '{"name":"demo"}\n',
+    'src/index.ts': 'import "./util.ts";\n',
+    'src/util.ts': 'export {};\n',
+    'docs/guide/intro.md': '# Intro\n',
+  };
+
+  it('restores the exact bytes, removing added files and their directories and bringing back deleted ones', () => {
+    writeTree(env.root, ORIGINAL);
+    fs.writeFileSync(join(env.root, 'logo.bin'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0xff]));
+    const ws = env.workspace();
+    const checkpoint = ws.snapshot();
+    const originalTree = readTree(env.root);
+    const originalBytes = fs.readFileSync(join(env.root, 'logo.bin'));
+
+    fs.writeFileSync(join(env.root, 'src/index.ts'), 'changed\n');
+    fs.rmSync(join(env.root, 'docs'), { recursive: true });
+    fs.rmSync(join(env.root, 'logo.bin'));
+    writeTree(env.root, { 'added/deep/new.ts': 'new', 'src/extra.ts': 'extra' });
+    expect(ws.scan()).not.toEqual(checkpoint.files);
+
+    const restored = ws.restore(checkpoint.files);
+    expect(restored).toEqual(checkpoint);
+    expect(readTree(env.root)).toEqual(originalTree);
+    expect(fs.readFileSync(join(env.root, 'logo.bin')).equals(originalBytes)).toBe(true);
+    expect(ws.hasPendingJournal()).toBe(false);
+  });
+
+  it('returns to the original state by restoring the pre-image taken before a restore', () => {
+    writeTree(env.root, ORIGINAL);
+    const ws = env.workspace();
+    const older = ws.snapshot();
+    ws.applyChanges([
+      { path: 'src/util.ts', content: 'export const v = 2;\n' },
+      { path: 'CHANGELOG.md', content: '# 2\n' },
+    ]);
+    const current = ws.snapshot();
+    const currentTree = readTree(env.root);
+    expect(current.contentHash).not.toBe(older.contentHash);
+
+    const preimage = ws.snapshot();
+    expect(ws.restore(older.files).contentHash).toBe(older.contentHash);
+    expect(ws.restore(preimage.files).contentHash).toBe(current.contentHash);
+    expect(readTree(env.root)).toEqual(currentTree);
+  });
+
+  it('turns a directory into a file and back', () => {
+    writeTree(env.root, { 'lib/a.ts': 'a', 'lib/sub/b.ts': 'b', 'x.txt': 'x' });
+    const ws = env.workspace();
+    const asDir = ws.snapshot();
+    fs.rmSync(join(env.root, 'lib'), { recursive: true });
+    writeTree(env.root, { lib: 'now a file' });
+    const asFile = ws.snapshot();
+
+    ws.restore(asDir.files);
+    expect(readTree(env.root)).toEqual({
+      lib: '<dir>',
+      'lib/a.ts': 'a',
+      'lib/sub': '<dir>',
+      'lib/sub/b.ts': 'b',
+      'x.txt': 'x',
+    });
+    expect(ws.restore(asFile.files).contentHash).toBe(asFile.contentHash);
+    expect(readTree(env.root)).toEqual({ lib: 'now a file', 'x.txt': 'x' });
+  });
+
+  it('refuses to replace a directory holding files it does not manage, touching nothing', () => {
+    writeTree(env.root, { lib: 'file' });
+    const ws = env.workspace();
+    const asFile = ws.snapshot();
+    fs.rmSync(join(env.root, 'lib'));
+    writeTree(env.root, { 'lib/a.ts': 'a', 'lib/node_modules/dep/index.js': 'dep' });
+    const before = readTree(env.root);
+    expect(errorOf(() => ws.restore(asFile.files)).code).toBe('PATH_INVALID');
+    expect(readTree(env.root)).toEqual(before);
+  });
+
+  it('refuses a manifest whose content is not all stored, touching nothing', () => {
+    writeTree(env.root, ORIGINAL);
+    const ws = env.workspace();
+    const files = ws
+      .snapshot()
+      .files.map((f) =>
+        f.path === 'src/util.ts'
+          ? { ...f, contentHash: digest('never stored'), byteLength: 12 }
+          : f,
+      );
+    fs.writeFileSync(join(env.root, 'src/index.ts'), 'edited');
+    const before = readTree(env.root);
+    const err = errorOf(() => ws.restore(files));
+    expect(err.code).toBe('NOT_FOUND');
+    expect(err.path).toBe('src/util.ts');
+    expect(readTree(env.root)).toEqual(before);
+  });
+
+  it('refuses a manifest whose byteLength disagrees with the stored content', () => {
+    writeTree(env.root, ORIGINAL);
+    const ws = env.workspace();
+    const files = ws
+      .snapshot()
+      .files.map((f) => (f.path === 'src/util.ts' ? { ...f, byteLength: f.byteLength + 1 } : f));
+    const before = readTree(env.root);
+    expect(errorOf(() => ws.restore(files)).code).toBe('HASH_MISMATCH');
+    expect(readTree(env.root)).toEqual(before);
+  });
+
+  it.each([
+    ['a traversal path', { path: '../escape.txt' }, 'PATH_INVALID'],
+    ['a .git path', { path: '.git/config' }, 'PATH_INVALID'],
+    ['a CLIENT file', { target: 'CLIENT' as const }, 'PATH_INVALID'],
+    ['an oversized file', { byteLength: MAX_FILE_BYTES + 1 }, 'TOO_LARGE'],
+  ])('refuses a manifest with %s', (_label, patch, code) => {
+    writeTree(env.root, ORIGINAL);
+    const ws = env.workspace();
+    const hash = env.store.put('x');
+    const files: ManifestFile[] = [
+      { target: 'SERVER', path: 'ok.txt', contentHash: hash, byteLength: 1, ...patch },
+    ];
+    expect(errorOf(() => ws.restore(files)).code).toBe(code);
+    expect(fs.existsSync(join(env.base, 'escape.txt'))).toBe(false);
+  });
+
+  it('refuses a manifest of more than 128 files', () => {
+    writeTree(env.root, ORIGINAL);
+    const hash = env.store.put('x');
+    const files = Array.from({ length: 129 }, (_, i): ManifestFile => ({
+      target: 'SERVER',
+      path: `f${i}`,
+      contentHash: hash,
+      byteLength: 1,
+    }));
+    expect(errorOf(() => env.workspace().restore(files)).code).toBe('TOO_MANY_FILES');
+  });
+
+  it('replaces a symlinked file by a regular file so the result equals the manifest', () => {
+    writeTree(env.root, { 'a.txt': 'old', 'b.txt': 'old' });
+    const ws = env.workspace();
+    const wanted = ws.snapshot();
+    fs.rmSync(join(env.root, 'b.txt'));
+    fs.symlinkSync('a.txt', join(env.root, 'b.txt'));
+    fs.writeFileSync(join(env.root, 'a.txt'), 'new');
+    expect(ws.restore(wanted.files).contentHash).toBe(wanted.contentHash);
+    expect(fs.lstatSync(join(env.root, 'b.txt')).isSymbolicLink()).toBe(false);
+  });
+
+  it('keeps an executable file executable when it restores its content', () => {
+    writeTree(env.root, { 'run.sh': '#!/bin/sh\necho 1\n' });
+    fs.chmodSync(join(env.root, 'run.sh'), 0o755);
+    const ws = env.workspace();
+    const first = ws.snapshot();
+    ws.applyChanges([{ path: 'run.sh', content: '#!/bin/sh\necho 2\n' }]);
+    ws.restore(first.files);
+    expect(fs.statSync(join(env.root, 'run.sh')).mode & 0o111).not.toBe(0);
+  });
+
+  it('recreates a deleted project folder from a checkpoint', () => {
+    writeTree(env.root, ORIGINAL);
+    const ws = env.workspace();
+    const checkpoint = ws.snapshot();
+    fs.rmSync(env.root, { recursive: true });
+    expect(ws.restore(checkpoint.files)).toEqual(checkpoint);
+  });
+});
+
+describe('applyChanges', () => {
+  beforeEach(() =>
+    writeTree(env.root, { 'src/a.ts': 'a1', 'src/b.ts': 'b1', 'README.md': 'readme' }),
+  );
+
+  it('writes, adds and deletes files, checks expectations, and stores the new content', () => {
+    const ws = env.workspace();
+    const result = ws.applyChanges([
+      { path: 'src/a.ts', content: 'a2', expectedContentHash: digest('a1') },
+      { path: 'src/b.ts', content: null, expectedContentHash: digest('b1') },
+      { path: 'docs/new/c.md', content: 'c', expectedContentHash: 'ABSENT' },
+      { path: 'README.md', content: 'readme' },
+    ]);
+    expect(result.changedFiles).toEqual(['docs/new/c.md', 'src/a.ts', 'src/b.ts']);
+    expect(readTree(env.root)).toEqual({
+      'README.md': 'readme',
+      docs: '<dir>',
+      'docs/new': '<dir>',
+      'docs/new/c.md': 'c',
+      src: '<dir>',
+      'src/a.ts': 'a2',
+    });
+    expect(result.files).toEqual(ws.scan());
+    expect(result.contentHash).toBe(canonicalManifestHash(result.files));
+    for (const f of result.files)
+      expect(env.store.has(f.contentHash) || f.path === 'README.md').toBe(true);
+    expect(env.store.get(digest('a2')).toString()).toBe('a2');
+  });
+
+  it('writes nothing when any expectedContentHash is wrong, and names the path', () => {
+    const ws = env.workspace();
+    const before = readTree(env.root);
+    const err = errorOf(() =>
+      ws.applyChanges([
+        { path: 'src/a.ts', content: 'a2', expectedContentHash: digest('a1') },
+        { path: 'new.ts', content: 'n', expectedContentHash: 'ABSENT' },
+        { path: 'src/b.ts', content: 'b2', expectedContentHash: digest('stale') },
+      ]),
+    );
+    expect(err.code).toBe('HASH_MISMATCH');
+    expect(err.path).toBe('src/b.ts');
+    expect(readTree(env.root)).toEqual(before);
+    expect(ws.hasPendingJournal()).toBe(false);
+    expect(env.store.has(digest('a2'))).toBe(false);
+  });
+
+  it('refuses ABSENT for an existing file and deleting a missing one', () => {
+    const ws = env.workspace();
+    const before = readTree(env.root);
+    expect(
+      errorOf(() =>
+        ws.applyChanges([{ path: 'src/a.ts', content: 'x', expectedContentHash: 'ABSENT' }]),
+      ).code,
+    ).toBe('HASH_MISMATCH');
+    expect(errorOf(() => ws.applyChanges([{ path: 'nope.ts', content: null }])).code).toBe(
+      'NOT_FOUND',
+    );
+    expect(readTree(env.root)).toEqual(before);
+  });
+
+  it.each([
+    '../x',
+    '/etc/passwd',
+    'a/../../b',
+    'a\\b',
+    '.git/hooks/pre-commit',
+    'node_modules/x.js',
+    'a/.studio-tmp-1',
+  ])('refuses the path %j and writes nothing anywhere', (path) => {
+    const ws = env.workspace();
+    const before = readTree(env.base);
+    const err = errorOf(() =>
+      ws.applyChanges([
+        { path: 'src/a.ts', content: 'ok' },
+        { path, content: 'pwned' },
+      ]),
+    );
+    expect(err.code).toBe('PATH_INVALID');
+    expect(readTree(env.base)).toEqual(before);
+  });
+
+  it('refuses a path changed twice, or a file under a file', () => {
+    const ws = env.workspace();
+    expect(
+      errorOf(() =>
+        ws.applyChanges([
+          { path: 'x', content: '1' },
+          { path: 'x', content: '2' },
+        ]),
+      ).code,
+    ).toBe('PATH_INVALID');
+    expect(errorOf(() => ws.applyChanges([{ path: 'README.md/inner', content: '1' }])).code).toBe(
+      'PATH_INVALID',
+    );
+  });
+
+  it('enforces 16 changes, 64 KiB per content and 128 files in the result', () => {
+    const ws = env.workspace();
+    const before = readTree(env.root);
+    const seventeen = Array.from({ length: 17 }, (_, i) => ({ path: `n${i}.txt`, content: 'x' }));
+    expect(errorOf(() => ws.applyChanges(seventeen)).code).toBe('TOO_MANY_FILES');
+    expect(ws.applyChanges(seventeen.slice(0, 16)).changedFiles).toHaveLength(16);
+    expect(
+      errorOf(() => ws.applyChanges([{ path: 'big.txt', content: 'x'.repeat(64 * 1024 + 1) }]))
+        .code,
+    ).toBe('TOO_LARGE');
+    // Multi-byte characters count as their UTF-8 bytes.
+    expect(
+      errorOf(() => ws.applyChanges([{ path: 'big.txt', content: 'é'.repeat(32 * 1024 + 1) }]))
+        .code,
+    ).toBe('TOO_LARGE');
+    expect(
+      ws.applyChanges([{ path: 'big.txt', content: 'x'.repeat(64 * 1024) }]).changedFiles,
+    ).toEqual(['big.txt']);
+
+    const filler: Record<string, string> = {};
+    for (let i = 0; i < 128 - 3 - 16 - 1; i++) filler[`fill/${i}.txt`] = String(i);
+    writeTree(env.root, filler);
+    expect(ws.scan()).toHaveLength(128);
+    const afterFill = readTree(env.root);
+    expect(errorOf(() => ws.applyChanges([{ path: 'one-too-many.txt', content: 'x' }])).code).toBe(
+      'TOO_MANY_FILES',
+    );
+    expect(readTree(env.root)).toEqual(afterFill);
+    expect(Object.keys(before).length).toBeLessThan(Object.keys(afterFill).length);
+  });
+
+  it('treats rewriting identical content as no change', () => {
+    const ws = env.workspace();
+    const state = ws.scan();
+    const result = ws.applyChanges([
+      { path: 'src/a.ts', content: 'a1', expectedContentHash: hashOf(ws, 'src/a.ts') },
+    ]);
+    expect(result.changedFiles).toEqual([]);
+    expect(result.files).toEqual(state);
+  });
+});
+
+describe('journal', () => {
+  it('refuses a new change while an interrupted one is pending, and recover() completes it', () => {
+    writeTree(env.root, { 'a.txt': 'a' });
+    const crashing = env.workspace((step) => {
+      if (step === 'journal-written') throw new Error('crash');
+    });
+    expect(() => crashing.applyChanges([{ path: 'a.txt', content: 'b' }])).toThrow('crash');
+    const ws = env.workspace();
+    expect(ws.hasPendingJournal()).toBe(true);
+    expect(errorOf(() => ws.applyChanges([{ path: 'a.txt', content: 'c' }])).code).toBe('IO');
+    expect(ws.recover()).toEqual({ rolledForward: true });
+    expect(ws.readFile('a.txt')).toBe('b');
+    expect(ws.recover()).toEqual({ rolledForward: false });
+  });
+
+  it('keeps the journal outside the project folder', () => {
+    writeTree(env.root, { 'a.txt': 'a' });
+    const seen: string[][] = [];
+    const ws = env.workspace((step) => {
+      if (step === 'journal-written')
+        seen.push(fs.readdirSync(env.journalDir), Object.keys(readTree(env.root)));
+    });
+    ws.applyChanges([{ path: 'a.txt', content: 'b' }]);
+    expect(seen[0]).toEqual(['p1.journal.json']);
+    expect(seen[1]).toEqual(['a.txt']);
+  });
+
+  it('refuses to act on a damaged journal', () => {
+    writeTree(env.root, { 'a.txt': 'a' });
+    const crashing = env.workspace((step) => {
+      if (step === 'journal-written') throw new Error('crash');
+    });
+    expect(() => crashing.applyChanges([{ path: 'a.txt', content: 'b' }])).toThrow('crash');
+    const journal = join(env.journalDir, 'p1.journal.json');
+    fs.writeFileSync(journal, fs.readFileSync(journal, 'utf8').replace('"a.txt"', '"../a.txt"'));
+    expect(errorOf(() => env.workspace().recover()).code).toBe('JOURNAL_CORRUPT');
+    fs.writeFileSync(journal, '{"body":');
+    expect(errorOf(() => env.workspace().recover()).code).toBe('JOURNAL_CORRUPT');
+    expect(readTree(env.root)).toEqual({ 'a.txt': 'a' });
+  });
+
+  it('refuses a project id that cannot name a file', () => {
+    expect(
+      errorOf(
+        () =>
+          new ProjectWorkspace({
+            projectId: '../x',
+            root: env.root,
+            contentStore: env.store,
+            journalDir: env.journalDir,
+          }),
+      ).code,
+    ).toBe('PATH_INVALID');
+  });
+});
