@@ -25,7 +25,7 @@ export interface AgentErrorValue {
 }
 
 export interface CheckpointFileValue {
-  target: string;
+  target: 'SERVER' | 'CLIENT';
   path: string;
   contentHash: string;
   byteLength: number;

@@ -1,0 +1,112 @@
+/**
+ * Assembles the studio server: store, engine, sources and the HTTP/WebSocket front door.
+ * Tests start it in-process on port 0 with a temp data dir; `server/main.ts` starts it from the CLI.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { SqliteStore } from './store/SqliteStore.ts';
+import { Engine } from './engine/Engine.ts';
+import { createStudioHttp } from './http.ts';
+import { loadOrCreateToken } from './auth.ts';
+import { makeLogger } from './logger.ts';
+import type { Logger } from './logger.ts';
+import type { Source } from './sources/Source.ts';
+import { DemoAgent } from './sources/demo/DemoAgent.ts';
+import { seedDemo } from './sources/demo/seedDemo.ts';
+
+export interface StudioServerOptions {
+  /** 0 picks a free port (default 4000). */
+  port?: number;
+  host?: string;
+  dataDir: string;
+  /** The bearer token; generated and kept in the data dir when absent. */
+  token?: string;
+  /** Run the built-in offline agent and seed demo sessions into an empty data dir (default true). */
+  demo?: boolean;
+  /** Drop info lines from the log. */
+  quiet?: boolean;
+  /** Where log lines go (default stderr). */
+  logWrite?: (line: string) => void;
+  /** The built web app (default ./dist next to the package; null serves no app). */
+  staticDir?: string | null;
+  approvalTtlMs?: number;
+  heartbeatStaleMs?: number;
+  workspaceLeaseMs?: number;
+  /** Milliseconds between the demo agent's steps (default 350). */
+  demoStepMs?: number;
+  /** Extra sources (the Managed Agents and Leviath bridges). */
+  sources?: Source[];
+}
+
+export interface StudioServer {
+  url: string;
+  port: number;
+  host: string;
+  token: string;
+  dataDir: string;
+  engine: Engine;
+  logger: Logger;
+  close(): Promise<void>;
+}
+
+const PACKAGE = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+export async function startStudioServer(options: StudioServerOptions): Promise<StudioServer> {
+  const dataDir = resolve(options.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const logger = makeLogger(options.logWrite, { quiet: options.quiet ?? false });
+  const token = loadOrCreateToken(dataDir, options.token);
+  logger.addSecret(token);
+  const store = new SqliteStore(join(dataDir, 'studio.db'));
+  const engine = new Engine({
+    store,
+    dataDir,
+    logger,
+    ...(options.approvalTtlMs !== undefined ? { approvalTtlMs: options.approvalTtlMs } : {}),
+    ...(options.heartbeatStaleMs !== undefined ? { heartbeatStaleMs: options.heartbeatStaleMs } : {}),
+    ...(options.workspaceLeaseMs !== undefined ? { workspaceLeaseMs: options.workspaceLeaseMs } : {}),
+  });
+  if (options.demo ?? true) {
+    const demo = new DemoAgent({ engine, dataDir, stepMs: options.demoStepMs ?? 350 });
+    demo.openProjects();
+    engine.start();
+    await engine.addSource(demo);
+    await seedDemo(engine, demo);
+  } else {
+    engine.start();
+  }
+  for (const source of options.sources ?? []) await engine.addSource(source);
+
+  const staticDir =
+    options.staticDir === undefined ? new URL('../dist', import.meta.url).pathname : options.staticDir;
+  const http = createStudioHttp({ engine, token, logger, staticDir, version: PACKAGE.version });
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((ready, fail) => {
+    http.server.once('error', fail);
+    http.server.listen(options.port ?? 4000, host, () => {
+      http.server.off('error', fail);
+      ready();
+    });
+  });
+  const port = (http.server.address() as AddressInfo).port;
+  const shownHost = host.includes(':') ? `[${host}]` : host;
+  let closed: Promise<void> | null = null;
+  return {
+    url: `http://${shownHost}:${port}`,
+    port,
+    host,
+    token,
+    dataDir,
+    engine,
+    logger,
+    close: () => {
+      closed ??= (async () => {
+        await engine.stop();
+        await http.close();
+        store.close();
+      })();
+      return closed;
+    },
+  };
+}

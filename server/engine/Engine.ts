@@ -1,0 +1,1302 @@
+/**
+ * The engine: the one writer of the event log. It assigns seq, appends events and updates the
+ * current state in one transaction, wakes subscribers after commit, enforces the protocol rules
+ * (epochs, heartbeats, approvals, idempotency) and routes human actions to the session's source.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import type { Store } from '../store/Store.ts';
+import type {
+  ApprovalRecord,
+  CheckpointRecord,
+  ProjectRecord,
+  SessionRecord,
+  ToolCallRecord,
+} from '../store/records.ts';
+import type { EventDraft, StoredEvent } from './eventDrafts.ts';
+import type { Logger } from '../logger.ts';
+import type {
+  QuestionAnswer,
+  SessionInfo,
+  SessionSpec,
+  Source,
+  SourceHost,
+  SourceStatus,
+  ToolDecision,
+} from '../sources/Source.ts';
+import { project } from './projector.ts';
+import { StudioError } from './StudioError.ts';
+import { validateDraft } from './validateDraft.ts';
+import { registryDigest, toolsForMode } from './toolRegistry.ts';
+import { canonicalJson } from '../workspace/canonicalJson.ts';
+import { sha256Digest } from '../workspace/manifest.ts';
+import { ContentStore } from '../workspace/contentStore.ts';
+import { ProjectWorkspace } from '../workspace/ProjectWorkspace.ts';
+import { Notifier } from './Notifier.ts';
+import {
+  CONTRACT_VERSION,
+  ErrorCode,
+  HEARTBEAT_STALE_MS,
+  APPROVAL_TTL_MAX_MS,
+  LOCAL_APP_ID,
+  MAX_DECISION_REASON,
+  MAX_USER_MESSAGE_BYTES,
+  WORKSPACE_LEASE_MS,
+} from '../../protocol/contract.ts';
+import { compareSeq, isDecimalString } from '../../protocol/seq.ts';
+import { TERMINAL_RUN_STATUSES } from '../../protocol/events.ts';
+import type { AgentMode } from '../../protocol/events.ts';
+
+export interface EngineOptions {
+  store: Store;
+  dataDir: string;
+  logger: Logger;
+  /** Approval lifetime (default and maximum 120 s). */
+  approvalTtlMs?: number;
+  /** Silence after which an attachment is detached (default 5 s). */
+  heartbeatStaleMs?: number;
+  workspaceLeaseMs?: number;
+  /** How often timers (expiry, heartbeats, leases) are checked. */
+  sweepIntervalMs?: number;
+  now?: () => number;
+}
+
+export interface DecideInput {
+  sessionId: string;
+  clientEpoch: string;
+  toolCallId: string;
+  argumentHash: string;
+  reason?: string | null;
+}
+
+export interface ProposeInput {
+  sessionId: string;
+  runId: string | null;
+  toolCallId?: string;
+  toolName: string;
+  toolVersion?: string;
+  executor?: 'SERVER' | 'BROWSER';
+  /** The full arguments; hashed into argumentHash and kept (canonical) on the tool call. */
+  arguments: Record<string, unknown>;
+  safeSummary: string;
+  reasons: string[];
+  ttlMs?: number;
+  askedBy?: string | null;
+  foreignId?: string;
+}
+
+/** Tools the engine itself executes after approval, whatever the session's source. */
+const ENGINE_TOOLS = new Set(['project.checkpoint.restore']);
+
+export class Engine {
+  readonly store: Store;
+  readonly logger: Logger;
+  readonly notifier = new Notifier();
+  readonly contentStore: ContentStore;
+  private readonly dataDir: string;
+  private readonly sources = new Map<string, Source>();
+  private readonly sourceStatus = new Map<string, { status: SourceStatus; detail: string | null }>();
+  private readonly workspaces = new Map<string, ProjectWorkspace>();
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+  private readonly deciding = new Set<string>();
+  private readonly clock: () => number;
+  readonly approvalTtlMs: number;
+  readonly heartbeatStaleMs: number;
+  readonly workspaceLeaseMs: number;
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private readonly sweepIntervalMs: number;
+
+  constructor(options: EngineOptions) {
+    this.store = options.store;
+    this.logger = options.logger;
+    this.dataDir = options.dataDir;
+    this.clock = options.now ?? Date.now;
+    this.approvalTtlMs = Math.min(options.approvalTtlMs ?? APPROVAL_TTL_MAX_MS, APPROVAL_TTL_MAX_MS);
+    this.heartbeatStaleMs = options.heartbeatStaleMs ?? HEARTBEAT_STALE_MS;
+    this.workspaceLeaseMs = options.workspaceLeaseMs ?? WORKSPACE_LEASE_MS;
+    this.sweepIntervalMs = options.sweepIntervalMs ?? 250;
+    mkdirSync(join(this.dataDir, 'blobs'), { recursive: true });
+    mkdirSync(join(this.dataDir, 'journal'), { recursive: true });
+    this.contentStore = new ContentStore(join(this.dataDir, 'blobs'));
+  }
+
+  now(): number {
+    return this.clock();
+  }
+
+  iso(ms = this.now()): string {
+    return new Date(ms).toISOString();
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Lifecycle
+  // ------------------------------------------------------------------------------------------
+
+  /** Finishes interrupted restores, then starts the timers. */
+  start(): void {
+    this.recoverRestores();
+    this.sweepTimer = setInterval(() => {
+      try {
+        this.sweep();
+      } catch (error) {
+        this.logger.error('sweep failed', { error: String(error) });
+      }
+    }, this.sweepIntervalMs);
+    this.sweepTimer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
+    for (const source of this.sources.values()) {
+      try {
+        await source.stop();
+      } catch (error) {
+        this.logger.warn('source stop failed', { sourceId: source.sourceId, error: String(error) });
+      }
+    }
+    this.notifier.closeAll();
+  }
+
+  async addSource(source: Source): Promise<void> {
+    if (this.sources.has(source.sourceId)) throw new Error(`source ${source.sourceId} already added`);
+    this.sources.set(source.sourceId, source);
+    this.sourceStatus.set(source.sourceId, { status: 'CONNECTING', detail: null });
+    await source.start(this.hostFor(source.sourceId));
+  }
+
+  sourceList(): { sourceId: string; kind: string; status: SourceStatus; detail: string | null }[] {
+    return [...this.sources.values()].map((s) => ({
+      sourceId: s.sourceId,
+      kind: s.sourceId,
+      ...(this.sourceStatus.get(s.sourceId) ?? { status: 'STOPPED' as const, detail: null }),
+    }));
+  }
+
+  sourceOf(sessionId: string): Source | undefined {
+    const session = this.store.getSession(sessionId);
+    return session ? this.sources.get(session.source) : undefined;
+  }
+
+  private hostFor(sourceId: string): SourceHost {
+    return {
+      logger: this.logger,
+      now: () => this.now(),
+      ensureSession: (spec) => this.ensureSession(sourceId, spec),
+      findSession: (id) => {
+        const s = this.store.getSession(id);
+        return s ? this.sessionInfo(s) : null;
+      },
+      append: (id, drafts) => this.append(id, drafts),
+      hasForeignId: (id, foreignId) => this.store.hasForeignId(id, foreignId),
+      findQuestion: (id, questionId) => this.store.getQuestion(id, questionId),
+      setStatus: (status, detail) => {
+        this.sourceStatus.set(sourceId, { status, detail: detail ?? null });
+        this.notifier.notifySources();
+      },
+    };
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Appending
+  // ------------------------------------------------------------------------------------------
+
+  /**
+   * Appends drafts to a session's log in one transaction, in order, each with the next seq, and
+   * updates the current state. Subscribers are woken after the commit. Drafts whose foreignId is
+   * already stored are skipped (a bridge re-reading history appends nothing twice).
+   */
+  append(sessionId: string, drafts: EventDraft[]): StoredEvent[] {
+    for (const draft of drafts) validateDraft(draft);
+    const stored = this.store.transaction(() => {
+      const session = this.store.getSession(sessionId);
+      if (!session) throw new StudioError(ErrorCode.SESSION_NOT_FOUND, `No session ${sessionId}.`);
+      const out: StoredEvent[] = [];
+      for (const draft of drafts) {
+        if (draft.foreignId && this.store.hasForeignId(sessionId, draft.foreignId)) continue;
+        const seq = (BigInt(session.lastEventSeq) + 1n).toString();
+        const createdAt = this.iso();
+        const event = {
+          ...draft,
+          eventId: randomUUID(),
+          sessionId,
+          seq,
+          createdAt,
+          runId: draft.runId ?? null,
+        } as StoredEvent;
+        const { type, runId, foreignId, ...payload } = draft;
+        void type;
+        void runId;
+        this.store.insertEvent({
+          sessionId,
+          seq: BigInt(seq),
+          eventId: event.eventId,
+          type: draft.type,
+          runId: event.runId,
+          createdAt,
+          payload: JSON.stringify(payload),
+          foreignId: foreignId ?? null,
+        });
+        project(this.store, session, event);
+        session.lastEventSeq = seq;
+        session.updatedAt = createdAt;
+        out.push(event);
+      }
+      if (out.length > 0) this.store.putSession(session);
+      return out;
+    });
+    if (stored.length > 0) {
+      this.notifier.notifySession(sessionId);
+      this.notifier.notifySessionUpdate(sessionId);
+    }
+    return stored;
+  }
+
+  private ensureSession(sourceId: string, spec: SessionSpec): SessionInfo {
+    const existing = this.store.getSession(spec.sessionId);
+    if (existing) return this.sessionInfo(existing);
+    const createdAt = this.iso();
+    this.store.transaction(() => {
+      const record: SessionRecord = {
+        sessionId: spec.sessionId,
+        appId: LOCAL_APP_ID,
+        source: sourceId,
+        title: spec.title || null,
+        projectId: spec.projectId ?? null,
+        mode: spec.mode,
+        status: 'ACTIVE',
+        requestedModel: spec.requestedModel,
+        model: spec.model ?? null,
+        contextVersion: 'ctx-1',
+        currentClientEpoch: '0',
+        attachedEpoch: null,
+        lastEventSeq: '0',
+        currentRunId: null,
+        createdAt,
+        updatedAt: createdAt,
+        closedAt: null,
+      };
+      this.store.putSession(record);
+      this.append(spec.sessionId, [
+        { type: 'SESSION_CREATED', reason: sourceId },
+        { type: 'MODE_SELECTED', mode: spec.mode },
+      ]);
+    });
+    return this.sessionInfo(this.requireSession(spec.sessionId));
+  }
+
+  /** Creates a session from CreateAgentSessionInput (owned by the demo agent when present). */
+  createSession(input: { appId: string; projectId?: string | null; mode: AgentMode; requestedModel?: string | null }): SessionRecord {
+    this.requireApp(input.appId);
+    if (input.mode === 'BUILD' && !input.projectId)
+      throw new StudioError(ErrorCode.BAD_REQUEST, 'BUILD mode needs a projectId.', { field: 'projectId' });
+    if (input.projectId && !this.store.getProject(input.projectId))
+      throw new StudioError(ErrorCode.BAD_REQUEST, `No project ${input.projectId}.`, { field: 'projectId' });
+    const source = this.sources.get('demo');
+    if (!source)
+      throw new StudioError(ErrorCode.HOST_UNAVAILABLE, 'No agent can run new sessions here: the built-in agent is off (--no-demo).', {
+        remediation: 'Start the studio without --no-demo, or connect a runtime.',
+      });
+    const sessionId = `ses_${randomUUID()}`;
+    this.ensureSession(source.sourceId, {
+      sessionId,
+      title: '',
+      mode: input.mode,
+      requestedModel: input.requestedModel ?? 'studio-offline-agent',
+      model: 'studio-offline-agent',
+      projectId: input.projectId ?? null,
+    });
+    return this.requireSession(sessionId);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Reads
+  // ------------------------------------------------------------------------------------------
+
+  requireSession(sessionId: string): SessionRecord {
+    const session = this.store.getSession(sessionId);
+    if (!session || session.appId !== LOCAL_APP_ID)
+      throw new StudioError(ErrorCode.SESSION_NOT_FOUND, `No session ${sessionId}.`);
+    return session;
+  }
+
+  requireApp(appId: string): void {
+    if (appId !== LOCAL_APP_ID)
+      throw new StudioError(ErrorCode.PERMISSION_DENIED, `This studio serves app ${LOCAL_APP_ID}, not ${appId}.`, {
+        field: 'appId',
+      });
+  }
+
+  sessionInfo(s: SessionRecord): SessionInfo {
+    return {
+      sessionId: s.sessionId,
+      source: s.source,
+      status: s.status,
+      projectId: s.projectId,
+      currentRunId: s.currentRunId,
+      lastEventSeq: s.lastEventSeq,
+    };
+  }
+
+  registryDigestFor(mode: AgentMode): string {
+    return registryDigest(toolsForMode(mode));
+  }
+
+  checkpointsSupported(sessionId: string): { supported: boolean; reason: string | null } {
+    const session = this.requireSession(sessionId);
+    const source = this.sources.get(session.source);
+    if (session.projectId) return { supported: true, reason: null };
+    if (source && !source.checkpointsSupported)
+      return { supported: false, reason: source.checkpointsUnsupportedReason ?? 'This runtime has no checkpoints.' };
+    return { supported: false, reason: 'This session has no project folder, so there is nothing to checkpoint.' };
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Attachments, heartbeats, acknowledgements
+  // ------------------------------------------------------------------------------------------
+
+  /** Throws unless `clientEpoch` is the session's current attached epoch. */
+  requireAttached(sessionId: string, clientEpoch: string): SessionRecord {
+    const session = this.requireSession(sessionId);
+    if (!isDecimalString(clientEpoch))
+      throw new StudioError(ErrorCode.BAD_REQUEST, 'clientEpoch must be a decimal string.', { field: 'clientEpoch' });
+    if (session.attachedEpoch === null || session.attachedEpoch !== clientEpoch)
+      throw new StudioError(
+        ErrorCode.CLIENT_EPOCH_STALE,
+        session.attachedEpoch === null
+          ? `Epoch ${clientEpoch} is no longer attached to this session (it was detached or replaced).`
+          : `Epoch ${clientEpoch} was fenced: another client attached with epoch ${session.attachedEpoch}.`,
+        { remediation: 'Attach again to act on this session; attaching fences the other client.' },
+      );
+    return session;
+  }
+
+  requireOpen(session: SessionRecord): void {
+    if (session.status === 'CLOSED' || session.status === 'REVOKED')
+      throw new StudioError(ErrorCode.SESSION_CLOSED, `Session ${session.sessionId} is closed.`);
+  }
+
+  attach(input: { sessionId: string; clientInstanceId?: string | null }): {
+    session: SessionRecord;
+    clientEpoch: string;
+    replayAfterSeq: string;
+  } {
+    const instance = input.clientInstanceId ?? `anon-${randomUUID()}`;
+    return this.store.transaction(() => {
+      const session = this.requireSession(input.sessionId);
+      this.requireOpen(session);
+      const epoch = (BigInt(session.currentClientEpoch) + 1n).toString();
+      const drafts: EventDraft[] = [];
+      for (const client of this.store.listAttachedClients())
+        if (client.sessionId === session.sessionId) {
+          this.store.putClient({ ...client, attached: false });
+          drafts.push({ type: 'CLIENT_DETACHED', clientEpoch: client.epoch, reason: 'CLIENT_REATTACHED' });
+        }
+      const previous = this.store.getClient(session.sessionId, instance);
+      const replayAfterSeq = previous?.ackedSeq ?? '0';
+      this.store.putClient({
+        sessionId: session.sessionId,
+        clientInstanceId: instance,
+        epoch,
+        lastHeartbeatMs: this.now(),
+        ackedSeq: replayAfterSeq,
+        attached: true,
+      });
+      drafts.push({ type: 'CLIENT_ATTACHED', clientEpoch: epoch, replayAfterSeq });
+      this.append(session.sessionId, drafts);
+      return { session: this.requireSession(session.sessionId), clientEpoch: epoch, replayAfterSeq };
+    });
+  }
+
+  private attachedClient(sessionId: string, epoch: string) {
+    return this.store.listAttachedClients().find((c) => c.sessionId === sessionId && c.epoch === epoch) ?? null;
+  }
+
+  heartbeat(input: { sessionId: string; clientEpoch: string }): {
+    serverTime: string;
+    playLeaseFreshUntil: string | null;
+    workspaceLeaseExpiresAt: string | null;
+  } {
+    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    const client = this.attachedClient(session.sessionId, input.clientEpoch);
+    if (client) this.store.putClient({ ...client, lastHeartbeatMs: this.now() });
+    const leases = this.store.listActiveLeases(session.sessionId);
+    const workspace = leases.find((l) => l.kind === 'WORKSPACE');
+    const play = leases.find((l) => l.kind === 'PLAY');
+    return {
+      serverTime: this.iso(),
+      playLeaseFreshUntil: play ? this.iso(this.now() + this.heartbeatStaleMs) : null,
+      workspaceLeaseExpiresAt: workspace ? workspace.expiresAt : null,
+    };
+  }
+
+  acknowledge(input: { sessionId: string; clientEpoch: string; throughSeq: string }): { throughSeq: string } {
+    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    if (!isDecimalString(input.throughSeq) || compareSeq(input.throughSeq, session.lastEventSeq) > 0)
+      throw new StudioError(
+        ErrorCode.EVENT_CURSOR_INVALID,
+        `throughSeq ${input.throughSeq} is past the committed history (last seq ${session.lastEventSeq}).`,
+        { field: 'throughSeq' },
+      );
+    const client = this.attachedClient(session.sessionId, input.clientEpoch);
+    if (!client) throw new StudioError(ErrorCode.CLIENT_EPOCH_STALE, 'This attachment is gone.');
+    const acked = compareSeq(input.throughSeq, client.ackedSeq) > 0 ? input.throughSeq : client.ackedSeq;
+    this.store.putClient({ ...client, ackedSeq: acked });
+    return { throughSeq: acked };
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Session control
+  // ------------------------------------------------------------------------------------------
+
+  setMode(input: { sessionId: string; clientEpoch: string; mode: AgentMode; projectId?: string | null }): SessionRecord {
+    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    this.requireOpen(session);
+    if (input.mode === 'PLAY')
+      throw new StudioError(ErrorCode.BAD_REQUEST, 'PLAY mode needs a game grid; this studio has none.', { field: 'mode' });
+    if (input.mode === 'BUILD' && !(input.projectId ?? session.projectId))
+      throw new StudioError(ErrorCode.BAD_REQUEST, 'BUILD mode needs a projectId.', { field: 'projectId' });
+    if (session.mode !== input.mode) this.append(session.sessionId, [{ type: 'MODE_SELECTED', mode: input.mode }]);
+    return this.requireSession(session.sessionId);
+  }
+
+  async sendMessage(input: { sessionId: string; clientEpoch: string; content: string }): Promise<string> {
+    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    this.requireOpen(session);
+    if (session.status === 'PAUSED')
+      throw new StudioError(ErrorCode.SESSION_CLOSED, 'The session is paused.', { remediation: 'Resume it first.' });
+    const content = input.content.trim();
+    const bytes = Buffer.byteLength(content, 'utf8');
+    if (bytes === 0 || bytes > MAX_USER_MESSAGE_BYTES)
+      throw new StudioError(ErrorCode.BAD_REQUEST, `A message must be 1 to ${MAX_USER_MESSAGE_BYTES} bytes.`, {
+        field: 'content',
+      });
+    if (session.currentRunId)
+      throw new StudioError(ErrorCode.RUN_ALREADY_ACTIVE, `Run ${session.currentRunId} is still active.`, {
+        remediation: 'Wait for it to finish or cancel it.',
+      });
+    const source = this.sources.get(session.source);
+    if (!source?.sendMessage)
+      throw new StudioError(ErrorCode.HOST_UNAVAILABLE, `The ${session.source} runtime does not take messages here.`);
+    const { runId } = await source.sendMessage(this.sessionInfo(session), content);
+    return runId;
+  }
+
+  pause(input: { sessionId: string; clientEpoch: string }): SessionRecord {
+    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    this.requireOpen(session);
+    if (session.status !== 'PAUSED') {
+      const drafts: EventDraft[] = [{ type: 'SESSION_PAUSED', reason: 'HUMAN_STOP' }];
+      if (session.currentRunId) drafts.push({ type: 'RUN_PAUSED', runId: session.currentRunId, reason: 'Paused by a human.' });
+      this.append(session.sessionId, drafts);
+    }
+    return this.requireSession(session.sessionId);
+  }
+
+  resume(input: { sessionId: string; clientEpoch: string }): SessionRecord {
+    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    this.requireOpen(session);
+    if (session.status === 'PAUSED') {
+      const drafts: EventDraft[] = [{ type: 'SESSION_RESUMED' }];
+      if (session.currentRunId) drafts.push({ type: 'RUN_STARTED', runId: session.currentRunId, reason: 'RESUMED' });
+      this.append(session.sessionId, drafts);
+    }
+    return this.requireSession(session.sessionId);
+  }
+
+  async cancelRun(input: { sessionId: string; clientEpoch: string; runId?: string | null }): Promise<string> {
+    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    const runId = input.runId ?? session.currentRunId;
+    if (!runId) throw new StudioError(ErrorCode.RUN_NOT_ACTIVE, 'No run is active.');
+    const run = this.store.getRun(runId);
+    if (!run || run.sessionId !== session.sessionId) throw new StudioError(ErrorCode.RUN_NOT_ACTIVE, `No run ${runId}.`);
+    if (TERMINAL_RUN_STATUSES.has(run.status))
+      throw new StudioError(ErrorCode.RUN_NOT_ACTIVE, `Run ${runId} already ended (${run.status}).`);
+    const source = this.sources.get(session.source);
+    if (source?.cancelRun) await source.cancelRun(this.sessionInfo(session), runId);
+    this.endRun(session.sessionId, runId, 'RUN_CANCELLED', 'Cancelled by a human.');
+    return runId;
+  }
+
+  /** Ends a run: revokes its pending approvals, cancels its open tool calls, then RUN_*. */
+  endRun(
+    sessionId: string,
+    runId: string,
+    type: 'RUN_CANCELLED' | 'RUN_FAILED' | 'RUN_SUCCEEDED' | 'RUN_PREEMPTED',
+    reason: string,
+    error?: { code: string; message: string } | null,
+  ): void {
+    const run = this.store.getRun(runId);
+    if (!run || TERMINAL_RUN_STATUSES.has(run.status)) return;
+    const drafts: EventDraft[] = [];
+    for (const approval of this.store.listPendingApprovals(sessionId)) {
+      if (approval.runId !== runId) continue;
+      drafts.push({
+        type: 'APPROVAL_DENIED',
+        runId,
+        approvalId: approval.approvalId,
+        toolCallId: approval.toolCallId,
+        argumentHash: approval.argumentHash,
+        status: 'REVOKED',
+        safeSummary: approval.safeSummary,
+        reasons: approval.reasons,
+        expiresAt: approval.expiresAt,
+        automatic: true,
+        decisionReason: reason,
+      });
+      const call = this.store.getToolCall(approval.toolCallId);
+      if (call)
+        drafts.push({
+          type: 'TOOL_FAILED',
+          runId,
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          toolVersion: call.toolVersion,
+          status: 'CANCELLED',
+          error: { code: 'AGENT_CANCELLED', message: reason, retryable: false },
+        });
+    }
+    drafts.push({
+      type,
+      runId,
+      reason,
+      code: error?.code ?? null,
+      error: error ? { code: error.code, message: error.message, retryable: false } : null,
+    });
+    this.append(sessionId, drafts);
+  }
+
+  async closeSession(input: { sessionId: string; clientEpoch: string }): Promise<SessionRecord> {
+    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    if (session.status === 'CLOSED') return session;
+    if (session.currentRunId) {
+      const source = this.sources.get(session.source);
+      if (source?.cancelRun) await source.cancelRun(this.sessionInfo(session), session.currentRunId);
+      this.endRun(session.sessionId, session.currentRunId, 'RUN_CANCELLED', 'The session was closed.');
+    }
+    this.append(session.sessionId, [{ type: 'SESSION_CLOSED', reason: 'HUMAN_STOP' }]);
+    return this.requireSession(session.sessionId);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Approvals
+  // ------------------------------------------------------------------------------------------
+
+  /** sha256 of the canonical binding of the call to its session, arguments and context. */
+  argumentHash(sessionId: string, toolCallId: string, toolName: string, args: unknown, contextVersion: string): string {
+    return sha256Digest(canonicalJson({ arguments: args, contextVersion, sessionId, toolCallId, toolName }));
+  }
+
+  /**
+   * Proposes a tool call that needs a human: TOOL_PROPOSED (WAITING_FOR_APPROVAL) then
+   * APPROVAL_REQUESTED, in one commit. Returns the approval.
+   */
+  proposeWithApproval(input: ProposeInput): ApprovalRecord {
+    const session = this.requireSession(input.sessionId);
+    const toolCallId = input.toolCallId ?? `tc_${randomUUID()}`;
+    const argumentsJson = canonicalJson(input.arguments);
+    const argumentHash = this.argumentHash(session.sessionId, toolCallId, input.toolName, input.arguments, session.contextVersion);
+    const approvalId = `ap_${randomUUID()}`;
+    const ttl = Math.min(input.ttlMs ?? this.approvalTtlMs, APPROVAL_TTL_MAX_MS);
+    const expiresAt = this.iso(this.now() + ttl);
+    this.append(session.sessionId, [
+      {
+        type: 'TOOL_PROPOSED',
+        runId: input.runId,
+        toolCallId,
+        toolName: input.toolName,
+        toolVersion: input.toolVersion ?? '1.0.0',
+        status: 'WAITING_FOR_APPROVAL',
+        executor: input.executor ?? 'SERVER',
+        safeSummary: input.safeSummary,
+        argumentHash,
+        argumentsJson,
+        contextVersion: session.contextVersion,
+        askedBy: input.askedBy ?? null,
+        ...(input.foreignId ? { foreignId: input.foreignId } : {}),
+      },
+      {
+        type: 'APPROVAL_REQUESTED',
+        runId: input.runId,
+        approvalId,
+        toolCallId,
+        argumentHash,
+        status: 'PENDING',
+        safeSummary: input.safeSummary,
+        reasons: input.reasons,
+        expiresAt,
+      },
+    ]);
+    const approval = this.store.getApproval(approvalId);
+    if (!approval) throw new Error('approval vanished');
+    return approval;
+  }
+
+  /**
+   * ApproveTool / RejectTool. Checks the epoch, that a PENDING approval exists for the call, the
+   * exact argumentHash and the expiry; delivers the decision to the source; then records it.
+   * A second decision for the same approval (concurrent or later) is refused: approvals are used once.
+   */
+  async decide(input: DecideInput, approved: boolean): Promise<ApprovalRecord> {
+    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    this.requireOpen(session);
+    const call = this.store.getToolCall(input.toolCallId);
+    if (!call || call.sessionId !== session.sessionId)
+      throw new StudioError(ErrorCode.APPROVAL_MISMATCH, `No tool call ${input.toolCallId} in this session.`);
+    const approval = call.approvalId ? this.store.getApproval(call.approvalId) : null;
+    if (!approval) throw new StudioError(ErrorCode.APPROVAL_MISMATCH, 'This tool call has no approval to decide.');
+    this.checkDecidable(approval, input.argumentHash);
+    const key = approval.approvalId;
+    if (this.deciding.has(key))
+      throw new StudioError(ErrorCode.APPROVAL_MISMATCH, 'Another decision for this approval is in progress; approvals are used once.');
+    this.deciding.add(key);
+    try {
+      const reason = input.reason ? input.reason.slice(0, MAX_DECISION_REASON) : null;
+      const decision: ToolDecision = {
+        sessionId: session.sessionId,
+        runId: approval.runId,
+        toolCallId: call.toolCallId,
+        toolName: call.toolName,
+        approvalId: approval.approvalId,
+        argumentHash: approval.argumentHash,
+        approved,
+        reason,
+      };
+      const engineTool = ENGINE_TOOLS.has(call.toolName);
+      const source = this.sources.get(session.source);
+      if (!engineTool && source?.deliverDecision) await source.deliverDecision(decision);
+      // Re-check after the await: the approval may have lapsed or the epoch moved meanwhile.
+      this.requireAttached(input.sessionId, input.clientEpoch);
+      const current = this.store.getApproval(key);
+      if (!current) throw new Error('approval vanished');
+      this.checkDecidable(current, input.argumentHash);
+      const base = {
+        runId: current.runId,
+        approvalId: current.approvalId,
+        toolCallId: current.toolCallId,
+        argumentHash: current.argumentHash,
+        safeSummary: current.safeSummary,
+        reasons: current.reasons,
+        expiresAt: current.expiresAt,
+      };
+      if (approved) {
+        this.append(session.sessionId, [{ type: 'APPROVAL_GRANTED', status: 'GRANTED', ...base }]);
+      } else {
+        this.append(session.sessionId, [
+          { type: 'APPROVAL_DENIED', status: 'DENIED', decisionReason: reason, ...base },
+          {
+            type: 'TOOL_DENIED',
+            runId: current.runId,
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            toolVersion: call.toolVersion,
+            status: 'DENIED',
+            error: {
+              code: ErrorCode.APPROVAL_DENIED,
+              message: reason ? `Denied: ${reason}` : 'Denied by a human.',
+              retryable: false,
+            },
+          },
+        ]);
+      }
+      const result = this.store.getApproval(key);
+      if (!result) throw new Error('approval vanished');
+      // Let the mutation answer first; the tool runs (or the run ends) right after.
+      setImmediate(() => {
+        try {
+          if (engineTool) {
+            if (approved) this.runEngineTool(call.toolCallId);
+            else if (current.runId) this.endRun(session.sessionId, current.runId, 'RUN_FAILED', 'The tool call was denied.', { code: ErrorCode.APPROVAL_DENIED, message: 'The tool call was denied.' });
+          } else source?.onDecisionRecorded?.(decision);
+        } catch (error) {
+          this.logger.error('after-decision step failed', { toolCallId: call.toolCallId, error: String(error) });
+        }
+      });
+      return result;
+    } finally {
+      this.deciding.delete(key);
+    }
+  }
+
+  private checkDecidable(approval: ApprovalRecord, argumentHash: string): void {
+    if (approval.status === 'EXPIRED' || (approval.status === 'PENDING' && Date.parse(approval.expiresAt) <= this.now()))
+      throw new StudioError(ErrorCode.APPROVAL_EXPIRED, `The approval expired at ${approval.expiresAt}; the call will not run.`);
+    if (approval.status !== 'PENDING')
+      throw new StudioError(
+        ErrorCode.APPROVAL_MISMATCH,
+        `The approval is ${approval.status}, not PENDING; approvals are used once.`,
+      );
+    if (approval.argumentHash !== argumentHash)
+      throw new StudioError(
+        ErrorCode.APPROVAL_MISMATCH,
+        'The argument hash does not match the pending approval: the call you saw is not the call that would run.',
+        { field: 'argumentHash', remediation: 'Reload the tool call and review it again.' },
+      );
+  }
+
+  /** Marks lapsed approvals EXPIRED; the call does not run. */
+  private expireApprovals(): void {
+    const now = this.now();
+    for (const approval of this.store.listPendingApprovals(null)) {
+      if (Date.parse(approval.expiresAt) > now) break;
+      if (this.deciding.has(approval.approvalId)) continue;
+      const call = this.store.getToolCall(approval.toolCallId);
+      const drafts: EventDraft[] = [
+        {
+          type: 'APPROVAL_EXPIRED',
+          runId: approval.runId,
+          approvalId: approval.approvalId,
+          toolCallId: approval.toolCallId,
+          argumentHash: approval.argumentHash,
+          status: 'EXPIRED',
+          safeSummary: approval.safeSummary,
+          reasons: approval.reasons,
+          expiresAt: approval.expiresAt,
+        },
+      ];
+      const engineTool = call ? ENGINE_TOOLS.has(call.toolName) : false;
+      if (call && engineTool) drafts.push(this.expiredToolDraft(call));
+      this.append(approval.sessionId, drafts);
+      const source = this.sourceOf(approval.sessionId);
+      if (!engineTool && call)
+        source?.onApprovalExpired?.({
+          sessionId: approval.sessionId,
+          runId: approval.runId,
+          toolCallId: approval.toolCallId,
+          toolName: call.toolName,
+          approvalId: approval.approvalId,
+          argumentHash: approval.argumentHash,
+        });
+    }
+  }
+
+  /** The TOOL_FAILED draft for a call whose approval lapsed (status CANCELLED, not DENIED). */
+  expiredToolDraft(call: ToolCallRecord): EventDraft {
+    return {
+      type: 'TOOL_FAILED',
+      runId: call.runId,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      toolVersion: call.toolVersion,
+      status: 'CANCELLED',
+      error: {
+        code: ErrorCode.APPROVAL_EXPIRED,
+        message: 'The approval expired before anyone decided; the call did not run.',
+        retryable: false,
+      },
+    };
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Timers
+  // ------------------------------------------------------------------------------------------
+
+  /** One pass of the timers: approval expiry, heartbeat silence, lease expiry. */
+  sweep(): void {
+    this.expireApprovals();
+    const now = this.now();
+    for (const client of this.store.listAttachedClients()) {
+      if (now - client.lastHeartbeatMs < this.heartbeatStaleMs) continue;
+      this.store.transaction(() => {
+        this.store.putClient({ ...client, attached: false });
+        const session = this.store.getSession(client.sessionId);
+        if (session?.attachedEpoch === client.epoch)
+          this.append(client.sessionId, [{ type: 'CLIENT_DETACHED', clientEpoch: client.epoch, reason: 'HEARTBEAT_TIMEOUT' }]);
+      });
+    }
+    for (const lease of this.store.listActiveLeases(null)) {
+      if (Date.parse(lease.expiresAt) > now) continue;
+      this.append(lease.sessionId, [
+        {
+          type: 'LEASE_EXPIRED',
+          leaseId: lease.leaseId,
+          kind: lease.kind,
+          status: 'EXPIRED',
+          clientEpoch: lease.clientEpoch,
+          scopes: lease.scopes,
+          holder: lease.holder,
+          contextVersion: lease.contextVersion,
+          expectedProjectRevision: lease.expectedProjectRevision,
+          grantedAt: lease.grantedAt,
+          expiresAt: lease.expiresAt,
+          reason: 'LEASE_EXPIRED',
+        },
+      ]);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Idempotency
+  // ------------------------------------------------------------------------------------------
+
+  /**
+   * Runs a mutation once per (operation, idempotencyKey). The same key with the same input
+   * returns the first result (stored as JSON); the same key with other input is refused.
+   */
+  async idempotent<T>(operation: string, input: { idempotencyKey: string } & Record<string, unknown>, run: () => T | Promise<T>): Promise<T> {
+    const { idempotencyKey, ...rest } = input;
+    if (!idempotencyKey || idempotencyKey.length > 240)
+      throw new StudioError(ErrorCode.BAD_REQUEST, 'idempotencyKey must be 1 to 240 characters.', { field: 'idempotencyKey' });
+    const inputHash = sha256Digest(canonicalJson(stripUndefined(rest)));
+    const flightKey = `${operation}\u0000${idempotencyKey}`;
+    const pending = this.inFlight.get(flightKey) as Promise<{ hash: string; value: T }> | undefined;
+    if (pending) {
+      const first = await pending.catch(() => null);
+      if (first && first.hash !== inputHash) throw conflict(operation);
+      if (first) return first.value;
+    }
+    const existing = this.store.getIdempotency(operation, idempotencyKey);
+    if (existing) {
+      if (existing.inputHash !== inputHash) throw conflict(operation);
+      return JSON.parse(existing.resultJson) as T;
+    }
+    const promise = (async () => {
+      const value = await run();
+      this.store.putIdempotency({
+        operation,
+        key: idempotencyKey,
+        inputHash,
+        resultJson: JSON.stringify(value),
+        createdAt: this.iso(),
+      });
+      return { hash: inputHash, value };
+    })();
+    this.inFlight.set(flightKey, promise);
+    try {
+      return (await promise).value;
+    } finally {
+      this.inFlight.delete(flightKey);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Projects, checkpoints, restore
+  // ------------------------------------------------------------------------------------------
+
+  /** Registers (or re-opens) a project folder; a folder edited while the studio was away gets a new revision. */
+  registerProject(input: { projectId: string; name: string; root: string }): ProjectRecord {
+    const ws = new ProjectWorkspace({
+      projectId: input.projectId,
+      root: input.root,
+      contentStore: this.contentStore,
+      journalDir: join(this.dataDir, 'journal', input.projectId),
+    });
+    this.workspaces.set(input.projectId, ws);
+    ws.recover();
+    const existing = this.store.getProject(input.projectId);
+    if (!existing) {
+      const snap = ws.snapshot();
+      const record: ProjectRecord = {
+        projectId: input.projectId,
+        name: input.name,
+        root: input.root,
+        revision: '1',
+        contentHash: snap.contentHash,
+        files: snap.files,
+        updatedAt: this.iso(),
+      };
+      this.store.putProject(record);
+      return record;
+    }
+    return this.syncProject(input.projectId);
+  }
+
+  workspace(projectId: string): ProjectWorkspace {
+    const ws = this.workspaces.get(projectId);
+    if (!ws) throw new StudioError(ErrorCode.CHECKPOINT_NOT_FOUND, `Project ${projectId} is not open.`);
+    return ws;
+  }
+
+  /** Rescans the folder; if a human changed it, the project moves to a new revision. */
+  syncProject(projectId: string): ProjectRecord {
+    const record = this.store.getProject(projectId);
+    if (!record) throw new StudioError(ErrorCode.BAD_REQUEST, `No project ${projectId}.`);
+    const snap = this.workspace(projectId).snapshot();
+    if (snap.contentHash === record.contentHash) return record;
+    const next: ProjectRecord = {
+      ...record,
+      revision: (BigInt(record.revision) + 1n).toString(),
+      contentHash: snap.contentHash,
+      files: snap.files,
+      updatedAt: this.iso(),
+    };
+    this.store.putProject(next);
+    return next;
+  }
+
+  projectOfSession(sessionId: string): ProjectRecord | null {
+    const session = this.requireSession(sessionId);
+    if (!session.projectId) return null;
+    return this.syncProject(session.projectId);
+  }
+
+  /** Takes a checkpoint of the session's project now and appends CHECKPOINT_CREATED. */
+  checkpoint(sessionId: string, reason: 'AGENT_WRITE' | 'RESTORE_PREIMAGE' | 'MANUAL', options: { runId?: string | null; exactPreImage?: boolean } = {}): CheckpointRecord {
+    const project = this.projectOfSession(sessionId);
+    if (!project)
+      throw new StudioError(ErrorCode.STUDIO_CHECKPOINTS_UNSUPPORTED, this.checkpointsSupported(sessionId).reason ?? 'No project.');
+    const snap = this.workspace(project.projectId).snapshot();
+    const checkpointId = `cp_${randomUUID()}`;
+    this.append(sessionId, [
+      {
+        type: 'CHECKPOINT_CREATED',
+        runId: options.runId ?? null,
+        checkpointId,
+        projectRevision: project.revision,
+        contentHash: snap.contentHash,
+        reason,
+        files: snap.files,
+        exactPreImage: options.exactPreImage ?? false,
+      },
+    ]);
+    const record = this.store.getCheckpoint(checkpointId);
+    if (!record) throw new Error('checkpoint vanished');
+    return record;
+  }
+
+  /** studioCreateCheckpoint: a MANUAL checkpoint (needs the attached epoch). */
+  createManualCheckpoint(input: { sessionId: string; clientEpoch: string }): CheckpointRecord {
+    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    this.requireOpen(session);
+    return this.checkpoint(session.sessionId, 'MANUAL', { exactPreImage: true });
+  }
+
+  /**
+   * workspace.file.patch for a run: expectedRevision check, WORKSPACE lease, AGENT_WRITE
+   * pre-image checkpoint, the change applied atomically, revision + 1. A conflict changes nothing.
+   * `changes[].content === null` deletes the file.
+   */
+  patchProject(input: {
+    sessionId: string;
+    runId: string | null;
+    toolCallId: string;
+    toolName: string;
+    expectedRevision: string;
+    changes: { path: string; content: string | null; expectedContentHash?: string }[];
+  }): { projectRevision: string; checkpointId: string; changedFiles: string[] } {
+    const project = this.projectOfSession(input.sessionId);
+    if (!project) throw new StudioError(ErrorCode.BAD_REQUEST, 'This session has no project.');
+    if (project.revision !== input.expectedRevision)
+      throw new StudioError(
+        ErrorCode.REVISION_CONFLICT,
+        `The project is at revision ${project.revision}, not ${input.expectedRevision}; nothing was changed.`,
+        { remediation: 'Read the project again and retry against the current revision.' },
+      );
+    this.ensureWorkspaceLease(input.sessionId, input.runId, project.revision);
+    const preImage = this.checkpoint(input.sessionId, 'AGENT_WRITE', { runId: input.runId });
+    const ws = this.workspace(project.projectId);
+    const applied = ws.applyChanges(
+      input.changes.map((c) => ({
+        path: c.path,
+        content: c.content,
+        ...(c.expectedContentHash ? { expectedContentHash: c.expectedContentHash } : {}),
+      })),
+    );
+    const next: ProjectRecord = {
+      ...project,
+      revision: (BigInt(project.revision) + 1n).toString(),
+      contentHash: applied.contentHash,
+      files: applied.files,
+      updatedAt: this.iso(),
+    };
+    this.store.putProject(next);
+    return { projectRevision: next.revision, checkpointId: preImage.checkpointId, changedFiles: applied.changedFiles };
+  }
+
+  private ensureWorkspaceLease(sessionId: string, runId: string | null, revision: string): void {
+    const active = this.store.listActiveLeases(sessionId).find((l) => l.kind === 'WORKSPACE');
+    if (active && Date.parse(active.expiresAt) > this.now()) return;
+    const session = this.requireSession(sessionId);
+    const now = this.now();
+    this.append(sessionId, [
+      {
+        type: 'LEASE_GRANTED',
+        runId,
+        leaseId: `ls_${randomUUID()}`,
+        kind: 'WORKSPACE',
+        status: 'ACTIVE',
+        clientEpoch: session.currentClientEpoch,
+        scopes: ['studio.project.write.server'],
+        holder: `agent:${session.source}`,
+        contextVersion: session.contextVersion,
+        expectedProjectRevision: revision,
+        grantedAt: this.iso(now),
+        expiresAt: this.iso(now + this.workspaceLeaseMs),
+      },
+    ]);
+  }
+
+  /**
+   * studioRequestCheckpointRestore: checks the checkpoint, its hash and the revision, then
+   * proposes project.checkpoint.restore and returns its PENDING approval.
+   */
+  requestRestore(input: {
+    sessionId: string;
+    clientEpoch: string;
+    checkpointId: string;
+    checkpointContentHash: string;
+    expectedRevision: string;
+  }): ApprovalRecord {
+    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    this.requireOpen(session);
+    const { checkpoint, project } = this.checkRestorable(session.sessionId, input);
+    const diff = this.workspaceDiffSummary(project.files, checkpoint.files);
+    const summary =
+      `Restore project "${project.name}" to checkpoint ${checkpoint.checkpointId} ` +
+      `(${checkpoint.reason}, revision ${checkpoint.projectRevision}, ${checkpoint.contentHash.slice(0, 19)}…): ${diff}. ` +
+      `The current state (revision ${project.revision}) is saved first as a RESTORE_PREIMAGE checkpoint.`;
+    return this.proposeWithApproval({
+      sessionId: session.sessionId,
+      runId: null,
+      toolName: 'project.checkpoint.restore',
+      arguments: {
+        checkpointContentHash: checkpoint.contentHash,
+        checkpointId: checkpoint.checkpointId,
+        expectedRevision: project.revision,
+      },
+      safeSummary: summary,
+      reasons: ['Restore replaces the current project snapshot.'],
+    });
+  }
+
+  private workspaceDiffSummary(current: CheckpointRecord['files'], target: CheckpointRecord['files']): string {
+    const now = new Map(current.map((f) => [`${f.target}:${f.path}`, f.contentHash]));
+    const then = new Map(target.map((f) => [`${f.target}:${f.path}`, f.contentHash]));
+    let changed = 0;
+    let added = 0;
+    let removed = 0;
+    for (const [key, hash] of then) {
+      const cur = now.get(key);
+      if (cur === undefined) added += 1;
+      else if (cur !== hash) changed += 1;
+    }
+    for (const key of now.keys()) if (!then.has(key)) removed += 1;
+    return `${changed} file(s) change, ${added} come back, ${removed} are removed`;
+  }
+
+  private checkRestorable(
+    sessionId: string,
+    input: { checkpointId: string; checkpointContentHash: string; expectedRevision: string },
+  ): { checkpoint: CheckpointRecord; project: ProjectRecord } {
+    const checkpoint = this.store.getCheckpoint(input.checkpointId);
+    const session = this.requireSession(sessionId);
+    if (!checkpoint || checkpoint.projectId !== session.projectId)
+      throw new StudioError(ErrorCode.CHECKPOINT_NOT_FOUND, `No checkpoint ${input.checkpointId} for this project.`);
+    if (checkpoint.contentHash !== input.checkpointContentHash)
+      throw new StudioError(
+        ErrorCode.CHECKPOINT_NOT_FOUND,
+        `Checkpoint ${input.checkpointId} has content hash ${checkpoint.contentHash}, not ${input.checkpointContentHash}.`,
+        { field: 'checkpointContentHash' },
+      );
+    const project = this.projectOfSession(sessionId);
+    if (!project) throw new StudioError(ErrorCode.CHECKPOINT_NOT_FOUND, 'This session has no project.');
+    if (project.revision !== input.expectedRevision)
+      throw new StudioError(
+        ErrorCode.REVISION_CONFLICT,
+        `The project moved on: it is at revision ${project.revision}, not ${input.expectedRevision}. Nothing was changed.`,
+        { field: 'expectedRevision', remediation: 'Refresh the project and review the restore again.' },
+      );
+    return { checkpoint, project };
+  }
+
+  /** Executes an approved engine tool (project.checkpoint.restore). */
+  private runEngineTool(toolCallId: string): void {
+    const call = this.store.getToolCall(toolCallId);
+    if (!call || !call.argumentsJson || !call.approvalId) return;
+    const approval = this.store.getApproval(call.approvalId);
+    if (!approval || approval.status !== 'GRANTED') return;
+    const consumed: EventDraft[] = [
+      {
+        type: 'APPROVAL_CONSUMED',
+        runId: call.runId,
+        approvalId: approval.approvalId,
+        toolCallId,
+        argumentHash: approval.argumentHash,
+        status: 'CONSUMED',
+        safeSummary: approval.safeSummary,
+        reasons: approval.reasons,
+        expiresAt: approval.expiresAt,
+      },
+      {
+        type: 'TOOL_DISPATCHED',
+        runId: call.runId,
+        toolCallId,
+        toolName: call.toolName,
+        toolVersion: call.toolVersion,
+        status: 'RUNNING',
+        executor: 'SERVER',
+      },
+    ];
+    this.append(call.sessionId, consumed);
+    const args = JSON.parse(call.argumentsJson) as {
+      checkpointId: string;
+      checkpointContentHash: string;
+      expectedRevision: string;
+    };
+    let checkpoint: CheckpointRecord;
+    let project: ProjectRecord;
+    try {
+      ({ checkpoint, project } = this.checkRestorable(call.sessionId, args));
+    } catch (error) {
+      const e = error instanceof StudioError ? error : new StudioError(ErrorCode.TOOL_FAILED, String(error));
+      this.append(call.sessionId, [
+        {
+          type: 'TOOL_FAILED',
+          runId: call.runId,
+          toolCallId,
+          toolName: call.toolName,
+          toolVersion: call.toolVersion,
+          status: 'FAILED',
+          error: { code: e.code, message: e.message, retryable: false, remediation: e.remediation },
+        },
+      ]);
+      return;
+    }
+    const preImage = this.checkpoint(call.sessionId, 'RESTORE_PREIMAGE', { runId: call.runId, exactPreImage: true });
+    this.store.putRestoreJob({
+      toolCallId,
+      sessionId: call.sessionId,
+      projectId: project.projectId,
+      checkpointId: checkpoint.checkpointId,
+      preImageCheckpointId: preImage.checkpointId,
+      startedAt: this.iso(),
+    });
+    this.finishRestore(toolCallId);
+  }
+
+  /** Writes the restore (idempotent) and commits revision + 1, CHECKPOINT_RESTORED and TOOL_SUCCEEDED. */
+  private finishRestore(toolCallId: string): void {
+    const job = this.store.getRestoreJob(toolCallId);
+    const call = this.store.getToolCall(toolCallId);
+    if (!job || !call) return;
+    const checkpoint = this.store.getCheckpoint(job.checkpointId);
+    const preImage = this.store.getCheckpoint(job.preImageCheckpointId);
+    const project = this.store.getProject(job.projectId);
+    if (!checkpoint || !preImage || !project) throw new Error(`restore job ${toolCallId} refers to missing records`);
+    const restored = this.workspace(job.projectId).restore(checkpoint.files);
+    const restoredAt = this.iso();
+    this.store.transaction(() => {
+      const next: ProjectRecord = {
+        ...project,
+        revision: (BigInt(preImage.projectRevision) + 1n).toString(),
+        contentHash: restored.contentHash,
+        files: restored.files,
+        updatedAt: restoredAt,
+      };
+      this.store.putProject(next);
+      this.append(job.sessionId, [
+        {
+          type: 'CHECKPOINT_RESTORED',
+          runId: call.runId,
+          checkpointId: checkpoint.checkpointId,
+          projectRevision: checkpoint.projectRevision,
+          contentHash: checkpoint.contentHash,
+          reason: checkpoint.reason,
+          files: checkpoint.files,
+          restoredAt,
+        },
+        {
+          type: 'TOOL_SUCCEEDED',
+          runId: call.runId,
+          toolCallId,
+          toolName: call.toolName,
+          toolVersion: call.toolVersion,
+          status: 'SUCCEEDED',
+          resultJson: canonicalJson({
+            preRestoreCheckpoint: {
+              checkpointId: preImage.checkpointId,
+              contentHash: preImage.contentHash,
+              createdAt: preImage.createdAt,
+              projectRevision: preImage.projectRevision,
+              reason: preImage.reason,
+            },
+            project: {
+              contentHash: next.contentHash,
+              name: next.name,
+              projectId: next.projectId,
+              revision: next.revision,
+            },
+            restoredCheckpointId: checkpoint.checkpointId,
+          }),
+        },
+      ]);
+      this.store.deleteRestoreJob(toolCallId);
+    });
+  }
+
+  /** A restart mid-restore finishes the restore the human approved. */
+  private recoverRestores(): void {
+    for (const job of this.store.listRestoreJobs()) {
+      this.logger.warn('finishing a restore interrupted by a restart', { toolCallId: job.toolCallId });
+      this.finishRestore(job.toolCallId);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Questions (foreign runtimes)
+  // ------------------------------------------------------------------------------------------
+
+  async answerQuestion(input: {
+    sessionId: string;
+    clientEpoch: string;
+    questionId: string;
+    text?: string | null;
+    choiceIndex?: number | null;
+    approved?: boolean | null;
+  }) {
+    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    const question = this.store.getQuestion(session.sessionId, input.questionId);
+    if (!question) throw new StudioError(ErrorCode.BAD_REQUEST, `No question ${input.questionId}.`);
+    if (question.status !== 'OPEN')
+      throw new StudioError(ErrorCode.STUDIO_QUESTION_CLOSED, `The question is already ${question.status.toLowerCase().replaceAll('_', ' ')}.`);
+    const source = this.sources.get(session.source);
+    const answer: QuestionAnswer = {
+      sessionId: session.sessionId,
+      question,
+      text: input.text ?? null,
+      choiceIndex: input.choiceIndex ?? null,
+      approved: input.approved ?? null,
+    };
+    if (!source?.deliverAnswer) throw new StudioError(ErrorCode.HOST_UNAVAILABLE, 'This runtime takes no answers.');
+    await source.deliverAnswer(answer);
+    const after = this.store.getQuestion(session.sessionId, input.questionId);
+    if (after && after.status === 'OPEN') {
+      this.append(session.sessionId, [
+        {
+          type: 'STUDIO_QUESTION_ANSWERED',
+          runId: after.runId,
+          question: {
+            ...stripRun(after),
+            status: 'ANSWERED',
+            answerText: answer.text,
+            answerChoiceIndex: answer.choiceIndex,
+            answerApproved: answer.approved,
+            answeredAt: this.iso(),
+          },
+        },
+      ]);
+    }
+    const result = this.store.getQuestion(session.sessionId, input.questionId);
+    if (!result) throw new Error('question vanished');
+    return stripRun(result);
+  }
+}
+
+function stripRun<T extends { runId: string | null }>(value: T): Omit<T, 'runId'> {
+  const { runId, ...rest } = value;
+  void runId;
+  return rest;
+}
+
+function conflict(operation: string): StudioError {
+  return new StudioError(
+    ErrorCode.IDEMPOTENCY_CONFLICT,
+    `This idempotencyKey was already used for ${operation} with a different input.`,
+    { field: 'idempotencyKey', remediation: 'Use a new idempotencyKey for a new action.' },
+  );
+}
+
+function stripUndefined(value: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
+}

@@ -1,0 +1,198 @@
+/**
+ * One port: GraphQL over HTTP (GET and POST) and graphql-ws at /graphql, GET /healthz, and the
+ * built web app. The API needs `Authorization: Bearer TOKEN` (HTTP header, or the graphql-ws
+ * connection_init payload); static files carry no secrets and are served to anyone.
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { extname, join, normalize, resolve, sep } from 'node:path';
+import { WebSocketServer } from 'ws';
+import { useServer } from 'graphql-ws/use/ws';
+import { createSchema, createYoga } from 'graphql-yoga';
+import type { ExecutionArgs } from 'graphql';
+import type { Engine } from './engine/Engine.ts';
+import type { Logger } from './logger.ts';
+import { isAuthorized } from './auth.ts';
+import { makeResolvers } from './schema/resolvers.ts';
+import type { StudioContext } from './schema/resolvers.ts';
+import { CONTRACT_VERSION } from '../protocol/contract.ts';
+
+const SCHEMA_FILE = new URL('../schema.graphql', import.meta.url);
+
+const MIME: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.map': 'application/json; charset=utf-8',
+  '.woff2': 'font/woff2',
+  '.txt': 'text/plain; charset=utf-8',
+};
+
+export interface StudioHttpOptions {
+  engine: Engine;
+  token: string;
+  logger: Logger;
+  /** The built web app (dist/); when missing, `/` explains how to build it. */
+  staticDir: string | null;
+  version: string;
+}
+
+export function createStudioHttp(options: StudioHttpOptions): { server: Server; close(): Promise<void> } {
+  const { engine, token, logger } = options;
+  const schema = createSchema<StudioContext>({
+    typeDefs: readFileSync(SCHEMA_FILE, 'utf8'),
+    resolvers: makeResolvers(),
+  });
+  const yoga = createYoga({
+    schema,
+    graphqlEndpoint: '/graphql',
+    graphiql: false,
+    landingPage: false,
+    context: () => ({ engine }),
+    logging: {
+      debug: () => {},
+      info: () => {},
+      warn: (...args: unknown[]) => logger.warn(args.map(String).join(' ')),
+      error: (...args: unknown[]) => logger.error(args.map(String).join(' ')),
+    },
+  });
+
+  const send = (res: ServerResponse, status: number, body: string, type = 'application/json; charset=utf-8') => {
+    res.writeHead(status, {
+      'Content-Type': type,
+      'X-Content-Type-Options': 'nosniff',
+      'Referrer-Policy': 'no-referrer',
+      'Cache-Control': 'no-store',
+    });
+    res.end(body);
+  };
+
+  const handler = (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://studio.local');
+    if (url.pathname === '/graphql') {
+      if (!isAuthorized(req.headers.authorization, token)) {
+        send(
+          res,
+          401,
+          JSON.stringify({
+            errors: [
+              {
+                message: 'Missing or wrong bearer token.',
+                extensions: {
+                  code: 'AGENT_UNAUTHENTICATED',
+                  retryable: false,
+                  remediation: 'Send Authorization: Bearer <token>, the token printed by npm start.',
+                },
+              },
+            ],
+          }),
+        );
+        return;
+      }
+      void yoga(req, res);
+      return;
+    }
+    if (url.pathname === '/healthz') {
+      const detailed = isAuthorized(req.headers.authorization, token);
+      send(
+        res,
+        200,
+        JSON.stringify({
+          ok: true,
+          contract: CONTRACT_VERSION,
+          version: options.version,
+          ...(detailed ? { sources: engine.sourceList() } : {}),
+        }),
+      );
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      send(res, 405, JSON.stringify({ error: 'method not allowed' }));
+      return;
+    }
+    serveStatic(options.staticDir, url.pathname, res, send);
+  };
+
+  const server = createServer(handler);
+  const wss = new WebSocketServer({ server, path: '/graphql' });
+  const wsServer = useServer<Record<string, unknown>>(
+    {
+      execute: (args: ExecutionArgs) => (args.rootValue as { execute: (a: ExecutionArgs) => unknown }).execute(args) as never,
+      subscribe: (args: ExecutionArgs) =>
+        (args.rootValue as { subscribe: (a: ExecutionArgs) => unknown }).subscribe(args) as never,
+      onConnect: (ctx) => isAuthorized(ctx.connectionParams?.Authorization ?? ctx.connectionParams?.authorization, token),
+      onSubscribe: async (ctx, _id, params) => {
+        const enveloped = yoga.getEnveloped({
+          ...ctx,
+          req: ctx.extra.request,
+          socket: ctx.extra.socket,
+          params,
+        });
+        const args = {
+          schema: enveloped.schema,
+          operationName: params.operationName,
+          document: enveloped.parse(params.query),
+          variableValues: params.variables,
+          contextValue: await enveloped.contextFactory(),
+          rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe },
+        };
+        const errors = enveloped.validate(args.schema, args.document);
+        if (errors.length) return errors;
+        return args as never;
+      },
+    },
+    wss,
+  );
+
+  return {
+    server,
+    close: async () => {
+      await wsServer.dispose();
+      await new Promise<void>((done) => wss.close(() => done()));
+      await new Promise<void>((done) => {
+        server.close(() => done());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+function serveStatic(
+  staticDir: string | null,
+  pathname: string,
+  res: ServerResponse,
+  send: (res: ServerResponse, status: number, body: string, type?: string) => void,
+): void {
+  if (!staticDir || !existsSync(join(staticDir, 'index.html'))) {
+    send(
+      res,
+      503,
+      'The web app is not built. Run `npm run build` (npm start does it for you).',
+      'text/plain; charset=utf-8',
+    );
+    return;
+  }
+  const root = resolve(staticDir);
+  const target = resolve(root, '.' + normalize(decodeURIComponent(pathname)));
+  const inside = target === root || target.startsWith(root + sep);
+  let file = inside && existsSync(target) && statSync(target).isFile() ? target : null;
+  // Client-side routes (/sessions/..., /inbox) get the app shell.
+  if (!file && !extname(pathname)) file = join(root, 'index.html');
+  if (!file) {
+    send(res, 404, 'not found', 'text/plain; charset=utf-8');
+    return;
+  }
+  const type = MIME[extname(file)] ?? 'application/octet-stream';
+  res.writeHead(200, {
+    'Content-Type': type,
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+    'Cache-Control': file.includes(`${sep}assets${sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache',
+  });
+  res.end(readFileSync(file));
+}

@@ -1,0 +1,469 @@
+/**
+ * Resolvers for schema.graphql. They validate arguments, call the engine and shape results with
+ * views.ts. Every mutation goes through `engine.idempotent`. Expected failures are StudioErrors
+ * and leave as GraphQL errors with extensions.code / retryable / remediation.
+ */
+import { GraphQLError } from 'graphql';
+import type { Engine } from '../engine/Engine.ts';
+import { StudioError } from '../engine/StudioError.ts';
+import { WorkspaceError } from '../workspace/WorkspaceError.ts';
+import { BigIntScalar, DateTimeScalar } from './scalars.ts';
+import {
+  approvalView,
+  checkpointView,
+  eventView,
+  leaseView,
+  projectView,
+  runView,
+  sessionView,
+  toolCallView,
+} from './views.ts';
+import type { SessionView } from './views.ts';
+import { eventStream, sessionUpdates } from './subscriptions.ts';
+import { toolsForMode } from '../engine/toolRegistry.ts';
+import {
+  CHECKPOINTS_PAGE_DEFAULT,
+  CHECKPOINTS_PAGE_MAX,
+  ErrorCode,
+  EVENT_PAGE_SIZE,
+  HISTORY_PAGE_DEFAULT,
+  HISTORY_PAGE_MAX,
+  SESSIONS_PAGE_DEFAULT,
+  SESSIONS_PAGE_MAX,
+} from '../../protocol/contract.ts';
+import type { AgentMode } from '../../protocol/events.ts';
+
+export interface StudioContext {
+  engine: Engine;
+}
+
+type Args = Record<string, unknown>;
+type Input = { idempotencyKey: string } & Record<string, unknown>;
+type Resolver = (parent: unknown, args: Args, ctx: StudioContext) => unknown;
+
+/** Maps expected failures to GraphQL errors with the contract's extensions. */
+export function toGraphQLError(error: unknown): unknown {
+  if (error instanceof StudioError) return error.toGraphQLError();
+  if (error instanceof WorkspaceError) {
+    const code =
+      error.code === 'NOT_FOUND'
+        ? ErrorCode.CHECKPOINT_NOT_FOUND
+        : error.code === 'HASH_MISMATCH'
+          ? ErrorCode.REVISION_CONFLICT
+          : ErrorCode.TOOL_INPUT_INVALID;
+    return new StudioError(code, error.message, { field: error.path }).toGraphQLError();
+  }
+  return error;
+}
+
+function guard(fn: Resolver): Resolver {
+  return (parent, args, ctx) => {
+    try {
+      const out = fn(parent, args, ctx);
+      if (out instanceof Promise)
+        return out.catch((error: unknown) => {
+          throw toGraphQLError(error);
+        });
+      return out;
+    } catch (error) {
+      throw toGraphQLError(error);
+    }
+  };
+}
+
+function pageSize(value: unknown, fallback: number, max: number, field = 'first'): number {
+  if (value === null || value === undefined) return fallback;
+  const n = value as number;
+  if (!Number.isInteger(n) || n < 1)
+    throw new StudioError(ErrorCode.BAD_REQUEST, `${field} must be at least 1.`, { field });
+  return Math.min(n, max);
+}
+
+function orderCursor(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  const n = Number(value);
+  if (typeof value !== 'string' || !/^[0-9]+$/.test(value) || !Number.isSafeInteger(n))
+    throw new StudioError(ErrorCode.BAD_REQUEST, 'after is not a cursor this server gave out.', { field: 'after' });
+  return n;
+}
+
+function session(engine: Engine, sessionId: string): SessionView {
+  return sessionView(engine.requireSession(sessionId));
+}
+
+function pendingOf(engine: Engine, sessionId: string) {
+  const now = engine.now();
+  return engine.store.listPendingApprovals(sessionId).filter((a) => Date.parse(a.expiresAt) > now);
+}
+
+function terminal<T>(payload: T): T {
+  if (payload instanceof StudioError) throw payload.toGraphQLError();
+  return payload;
+}
+
+const Query: Record<string, Resolver> = {
+  crowdyStudioAgentSession: (_p, a, { engine }) => session(engine, a.sessionId as string),
+  crowdyStudioAgentSessions: (_p, a, { engine }) => {
+    engine.requireApp(a.appId as string);
+    const first = pageSize(a.first, SESSIONS_PAGE_DEFAULT, SESSIONS_PAGE_MAX);
+    const rows = engine.store.listSessions(a.appId as string, orderCursor(a.after), first + 1);
+    const page = rows.slice(0, first);
+    const edges = page.map((r) => ({ cursor: String(r.order), node: sessionView(r.record) }));
+    const endCursor = edges.length ? edges[edges.length - 1]!.cursor : null;
+    const hasNextPage = rows.length > first;
+    return {
+      edges,
+      nodes: edges.map((e) => e.node),
+      pageInfo: { hasNextPage, endCursor },
+      endCursor,
+      hasNextPage,
+    };
+  },
+  crowdyStudioAgentHistory: (_p, a, { engine }) => {
+    const s = engine.requireSession(a.sessionId as string);
+    const afterSeq = (a.afterSeq as string | null) ?? '0';
+    if (BigInt(afterSeq) > BigInt(s.lastEventSeq))
+      throw new StudioError(
+        ErrorCode.EVENT_CURSOR_INVALID,
+        `afterSeq ${afterSeq} is past the committed history (last seq ${s.lastEventSeq}).`,
+        { field: 'afterSeq' },
+      );
+    const first = pageSize(a.first, HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX);
+    const rows = engine.store.readEvents(s.sessionId, BigInt(afterSeq), first + 1);
+    const events = rows.slice(0, first).map(eventView);
+    const hasMore = rows.length > first;
+    const edges = events.map((node) => ({ cursor: node.seq, node }));
+    return {
+      edges,
+      events,
+      hasMore,
+      pageInfo: { hasNextPage: hasMore, endCursor: edges.length ? edges[edges.length - 1]!.cursor : null },
+    };
+  },
+  crowdyStudioAgentToolDescriptors: (_p, a, { engine }) => {
+    const s = engine.requireSession(a.sessionId as string);
+    return { registryDigest: engine.registryDigestFor(s.mode), tools: toolsForMode(s.mode) };
+  },
+  crowdyStudioAgentBudget: (_p, a, { engine }) => {
+    const s = engine.requireSession(a.sessionId as string);
+    return (
+      engine.store.getBudget(s.sessionId)?.budget ?? {
+        dimensions: [],
+        resetAt: null,
+        platformFunded: true,
+        payer: 'PLATFORM',
+      }
+    );
+  },
+  studioCheckpoints: (_p, a, { engine }) => {
+    const s = engine.requireSession(a.sessionId as string);
+    const support = engine.checkpointsSupported(s.sessionId);
+    const first = pageSize(a.first, CHECKPOINTS_PAGE_DEFAULT, CHECKPOINTS_PAGE_MAX);
+    const rows = support.supported ? engine.store.listCheckpoints(s.sessionId, orderCursor(a.after), first + 1) : [];
+    const edges = rows.slice(0, first).map((r) => ({ cursor: String(r.order), node: checkpointView(r.record) }));
+    return {
+      edges,
+      pageInfo: { hasNextPage: rows.length > first, endCursor: edges.length ? edges[edges.length - 1]!.cursor : null },
+      supported: support.supported,
+      unsupportedReason: support.reason,
+    };
+  },
+  studioProject: (_p, a, { engine }) => {
+    const p = engine.projectOfSession(a.sessionId as string);
+    return p ? projectView(p) : null;
+  },
+  studioCheckpoint: (_p, a, { engine }) => {
+    const c = engine.store.getCheckpoint(a.checkpointId as string);
+    return c ? checkpointView(c) : null;
+  },
+  studioEventPage: (_p, a, { engine }) => {
+    const s = engine.requireSession(a.sessionId as string);
+    const size = pageSize(a.size, EVENT_PAGE_SIZE, 1000, 'size');
+    const page = BigInt(a.page as string);
+    const from = page * BigInt(size) + 1n;
+    const through = from + BigInt(size) - 1n;
+    const rows = engine.store.readEvents(s.sessionId, from - 1n, size);
+    return {
+      sessionId: s.sessionId,
+      page: page.toString(),
+      size,
+      fromSeq: from.toString(),
+      throughSeq: through.toString(),
+      events: rows.map(eventView),
+      complete: BigInt(s.lastEventSeq) >= through,
+    };
+  },
+  studioPendingApprovals: (_p, a, { engine }) => {
+    engine.requireApp(a.appId as string);
+    const now = engine.now();
+    return engine.store
+      .listPendingApprovals(null)
+      .filter((ap) => Date.parse(ap.expiresAt) > now)
+      .flatMap((ap) => {
+        const s = engine.store.getSession(ap.sessionId);
+        const call = engine.store.getToolCall(ap.toolCallId);
+        return s && call ? [{ session: sessionView(s), toolCall: toolCallView(call), approval: approvalView(ap) }] : [];
+      });
+  },
+  studioSources: (_p, _a, { engine }) => engine.sourceList(),
+};
+
+function mutation(operation: string, run: (input: Input, engine: Engine) => unknown): Resolver {
+  return (_p, a, { engine }) => {
+    const input = a.input as Input;
+    return engine.idempotent(operation, input, () => run(input, engine));
+  };
+}
+
+const str = (input: Input, key: string) => input[key] as string;
+
+const Mutation: Record<string, Resolver> = {
+  crowdyStudioAgentCreateSession: mutation('CreateSession', (i, e) =>
+    sessionView(
+      e.createSession({
+        appId: str(i, 'appId'),
+        projectId: (i.projectId as string | null) ?? null,
+        mode: i.mode as AgentMode,
+        requestedModel: (i.requestedModel as string | null) ?? null,
+      }),
+    ),
+  ),
+  crowdyStudioAgentAttachClient: mutation('AttachClient', (i, e) => {
+    const out = e.attach({ sessionId: str(i, 'sessionId'), clientInstanceId: (i.clientInstanceId as string | null) ?? null });
+    return { session: sessionView(out.session), clientEpoch: out.clientEpoch, replayAfterSeq: out.replayAfterSeq };
+  }),
+  crowdyStudioAgentSetMode: mutation('SetMode', (i, e) =>
+    sessionView(
+      e.setMode({
+        sessionId: str(i, 'sessionId'),
+        clientEpoch: str(i, 'clientEpoch'),
+        mode: i.mode as AgentMode,
+        projectId: (i.projectId as string | null) ?? null,
+      }),
+    ),
+  ),
+  crowdyStudioAgentAcknowledgeEvents: mutation('AcknowledgeEvents', (i, e) =>
+    e.acknowledge({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch'), throughSeq: str(i, 'throughSeq') }),
+  ),
+  crowdyStudioAgentHeartbeat: mutation('Heartbeat', (i, e) =>
+    e.heartbeat({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') }),
+  ),
+  crowdyStudioAgentSendMessage: mutation('SendMessage', async (i, e) => {
+    const runId = await e.sendMessage({
+      sessionId: str(i, 'sessionId'),
+      clientEpoch: str(i, 'clientEpoch'),
+      content: str(i, 'content'),
+    });
+    const run = e.store.getRun(runId);
+    if (!run) throw new StudioError(ErrorCode.HOST_UNAVAILABLE, 'The runtime did not start a run.');
+    return runView(run);
+  }),
+  crowdyStudioAgentApproveTool: mutation('ApproveTool', async (i, e) => approvalView(await e.decide(decideInput(i), true))),
+  crowdyStudioAgentRejectTool: mutation('RejectTool', async (i, e) => approvalView(await e.decide(decideInput(i), false))),
+  crowdyStudioAgentToolResult: mutation('ToolResult', (i, e) => {
+    e.requireAttached(str(i, 'sessionId'), str(i, 'clientEpoch'));
+    const result = i.result as { toolCallId: string };
+    const call = e.store.getToolCall(result.toolCallId);
+    if (!call || call.sessionId !== str(i, 'sessionId'))
+      throw new StudioError(ErrorCode.TOOL_UNKNOWN, `No tool call ${result.toolCallId} in this session.`);
+    // The studio dispatches no BROWSER tools, so no result is ever awaited from a client.
+    throw new StudioError(
+      ErrorCode.CONTEXT_STALE,
+      `Tool call ${call.toolCallId} (${call.toolName}) was not dispatched to a browser; its result is not accepted.`,
+    );
+  }),
+  crowdyStudioAgentGrantLease: mutation('GrantLease', (i, e) => {
+    e.requireAttached(str(i, 'sessionId'), str(i, 'clientEpoch'));
+    throw new StudioError(ErrorCode.BAD_REQUEST, 'PLAY leases need PLAY mode, which this studio does not host.', {
+      field: 'sessionId',
+    });
+  }),
+  crowdyStudioAgentRevokeLease: mutation('RevokeLease', (i, e) => {
+    const s = e.requireAttached(str(i, 'sessionId'), str(i, 'clientEpoch'));
+    const lease = e.store.getLease(str(i, 'leaseId'));
+    if (!lease || lease.sessionId !== s.sessionId)
+      throw new StudioError(ErrorCode.BAD_REQUEST, `No lease ${str(i, 'leaseId')}.`, { field: 'leaseId' });
+    if (lease.status === 'ACTIVE')
+      e.append(s.sessionId, [
+        {
+          type: 'LEASE_REVOKED',
+          leaseId: lease.leaseId,
+          kind: lease.kind,
+          status: 'REVOKED',
+          clientEpoch: lease.clientEpoch,
+          scopes: lease.scopes,
+          holder: lease.holder,
+          contextVersion: lease.contextVersion,
+          expectedProjectRevision: lease.expectedProjectRevision,
+          grantedAt: lease.grantedAt,
+          expiresAt: lease.expiresAt,
+          reason: (i.reason as string | null) ?? 'HUMAN_STOP',
+        },
+      ]);
+    const after = e.store.getLease(lease.leaseId);
+    if (!after) throw new Error('lease vanished');
+    return leaseView(after);
+  }),
+  crowdyStudioAgentPause: mutation('Pause', (i, e) =>
+    sessionView(e.pause({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') })),
+  ),
+  crowdyStudioAgentResume: mutation('Resume', (i, e) =>
+    sessionView(e.resume({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') })),
+  ),
+  crowdyStudioAgentCancelRun: mutation('CancelRun', async (i, e) => {
+    const runId = await e.cancelRun({
+      sessionId: str(i, 'sessionId'),
+      clientEpoch: str(i, 'clientEpoch'),
+      runId: (i.runId as string | null) ?? null,
+    });
+    const run = e.store.getRun(runId);
+    if (!run) throw new Error('run vanished');
+    return runView(run);
+  }),
+  crowdyStudioAgentCloseSession: mutation('CloseSession', async (i, e) =>
+    sessionView(await e.closeSession({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') })),
+  ),
+  studioCreateCheckpoint: mutation('StudioCreateCheckpoint', (i, e) =>
+    checkpointView(e.createManualCheckpoint({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') })),
+  ),
+  studioRequestCheckpointRestore: mutation('StudioRequestCheckpointRestore', (i, e) =>
+    approvalView(
+      e.requestRestore({
+        sessionId: str(i, 'sessionId'),
+        clientEpoch: str(i, 'clientEpoch'),
+        checkpointId: str(i, 'checkpointId'),
+        checkpointContentHash: str(i, 'checkpointContentHash'),
+        expectedRevision: str(i, 'expectedRevision'),
+      }),
+    ),
+  ),
+  studioAnswerQuestion: mutation('StudioAnswerQuestion', async (i, e) => ({
+    __typename: 'StudioQuestion',
+    ...(await e.answerQuestion({
+      sessionId: str(i, 'sessionId'),
+      clientEpoch: str(i, 'clientEpoch'),
+      questionId: str(i, 'questionId'),
+      text: (i.text as string | null) ?? null,
+      choiceIndex: (i.choiceIndex as number | null) ?? null,
+      approved: (i.approved as boolean | null) ?? null,
+    })),
+  })),
+};
+
+function decideInput(i: Input) {
+  return {
+    sessionId: str(i, 'sessionId'),
+    clientEpoch: str(i, 'clientEpoch'),
+    toolCallId: str(i, 'toolCallId'),
+    argumentHash: str(i, 'argumentHash'),
+    reason: (i.reason as string | null) ?? null,
+  };
+}
+
+const Subscription = {
+  crowdyStudioAgentEvents: {
+    subscribe: guard((_p, a, { engine }) =>
+      eventStream(
+        engine,
+        { sessionId: a.sessionId as string, afterSeq: a.afterSeq as string, clientEpoch: a.clientEpoch as string, maxBatch: null },
+        false,
+      ),
+    ),
+    resolve: terminal,
+  },
+  studioAgentEventBatches: {
+    subscribe: guard((_p, a, { engine }) =>
+      eventStream(
+        engine,
+        {
+          sessionId: a.sessionId as string,
+          afterSeq: a.afterSeq as string,
+          clientEpoch: (a.clientEpoch as string | null) ?? null,
+          maxBatch: (a.maxBatch as number | null) ?? null,
+        },
+        true,
+      ),
+    ),
+    resolve: terminal,
+  },
+  studioSessionUpdates: {
+    subscribe: guard((_p, a, { engine }) => sessionUpdates(engine, a.appId as string)),
+    resolve: (payload: unknown) => payload,
+  },
+};
+
+type Obj = Record<string, unknown>;
+
+const linked = {
+  AgentSession: {
+    activeRun: (s: SessionView, _a: Args, { engine }: StudioContext) => {
+      const run = s._currentRunId ? engine.store.getRun(s._currentRunId) : null;
+      return run ? runView(run) : null;
+    },
+    currentRun: (s: SessionView, _a: Args, { engine }: StudioContext) => {
+      const run = s._currentRunId ? engine.store.getRun(s._currentRunId) : null;
+      return run ? runView(run) : null;
+    },
+    activeLeases: (s: SessionView, _a: Args, { engine }: StudioContext) =>
+      engine.store.listActiveLeases(s.sessionId).map(leaseView),
+    pendingApproval: (s: SessionView, _a: Args, { engine }: StudioContext) => {
+      const pending = pendingOf(engine, s.sessionId);
+      const newest = pending[pending.length - 1];
+      return newest ? approvalView(newest) : null;
+    },
+    studioPendingApprovals: (s: SessionView, _a: Args, { engine }: StudioContext) =>
+      pendingOf(engine, s.sessionId).map(approvalView),
+    studioCheckpointsSupported: (s: SessionView, _a: Args, { engine }: StudioContext) =>
+      engine.checkpointsSupported(s.sessionId).supported,
+    registryDigest: (s: SessionView, _a: Args, { engine }: StudioContext) =>
+      engine.registryDigestFor(s.mode as AgentMode),
+  },
+  AgentApproval: {
+    studioToolCall: (a: Obj, _a: Args, { engine }: StudioContext) => {
+      const call = engine.store.getToolCall(a.toolCallId as string);
+      return call ? toolCallView(call) : null;
+    },
+  },
+  StudioToolCall: {
+    approval: (c: Obj, _a: Args, { engine }: StudioContext) => {
+      const approval = c._approvalId ? engine.store.getApproval(c._approvalId as string) : null;
+      return approval ? approvalView(approval) : null;
+    },
+  },
+  AgentToolEvent: {
+    studioToolCall: (ev: Obj, _a: Args, { engine }: StudioContext) => {
+      const call = engine.store.getToolCall(ev.toolCallId as string);
+      return call ? toolCallView(call) : null;
+    },
+  },
+  AgentApprovalEvent: {
+    studioToolCall: (ev: Obj, _a: Args, { engine }: StudioContext) => {
+      const call = engine.store.getToolCall(ev.toolCallId as string);
+      return call ? toolCallView(call) : null;
+    },
+  },
+};
+
+function guardAll<T extends Record<string, Resolver>>(map: T): T {
+  return Object.fromEntries(Object.entries(map).map(([k, fn]) => [k, guard(fn)])) as T;
+}
+
+const byTypename = { __resolveType: (value: Obj) => value.__typename as string };
+
+export function makeResolvers() {
+  return {
+    BigInt: BigIntScalar,
+    DateTime: DateTimeScalar,
+    Query: guardAll(Query),
+    Mutation: guardAll(Mutation),
+    Subscription,
+    CrowdyStudioAgentEvent: byTypename,
+    AgentEventBase: byTypename,
+    ...Object.fromEntries(
+      Object.entries(linked).map(([type, fields]) => [
+        type,
+        guardAll(fields as unknown as Record<string, Resolver>),
+      ]),
+    ),
+  };
+}

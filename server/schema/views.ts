@@ -1,0 +1,204 @@
+/**
+ * Turns store records into the plain objects GraphQL serves. Views are JSON-safe (BigInt values
+ * are decimal strings) so a mutation's first result can be stored and replayed for idempotency.
+ * Links between entities (a session's run, a tool call's approval) are resolved lazily from the
+ * current state in resolvers.ts, so they never go stale inside a stored result.
+ */
+import type { EventRow } from '../store/records.ts';
+import type {
+  ApprovalRecord,
+  CheckpointRecord,
+  LeaseRecord,
+  ProjectRecord,
+  RunRecord,
+  SessionRecord,
+  ToolCallRecord,
+} from '../store/records.ts';
+import { CONTRACT_VERSION, EVENT_PROTOCOL_VERSION } from '../../protocol/contract.ts';
+import { EVENT_TYPE_MEMBER, isEventType } from '../../protocol/events.ts';
+
+export interface SessionView {
+  __typename: 'AgentSession';
+  contractVersion: string;
+  sessionId: string;
+  appId: string;
+  projectId: string | null;
+  gridId: null;
+  mode: string;
+  requestedModel: string;
+  model: string | null;
+  resolvedModel: string | null;
+  status: string;
+  providerDataConsent: boolean;
+  providerPolicyVersion: string;
+  appPolicyVersion: string;
+  contextVersion: string;
+  currentClientEpoch: string;
+  clientEpoch: string | null;
+  lastEventSeq: string;
+  createdAt: string;
+  updatedAt: string;
+  closedAt: string | null;
+  studioTitle: string | null;
+  studioSource: string;
+  /** Internal: resolves activeRun/currentRun. */
+  _currentRunId: string | null;
+}
+
+export function sessionView(s: SessionRecord): SessionView {
+  return {
+    __typename: 'AgentSession',
+    contractVersion: CONTRACT_VERSION,
+    sessionId: s.sessionId,
+    appId: s.appId,
+    projectId: s.projectId,
+    gridId: null,
+    mode: s.mode,
+    requestedModel: s.requestedModel,
+    model: s.model,
+    resolvedModel: s.model,
+    status: s.status,
+    providerDataConsent: false,
+    providerPolicyVersion: 'studio-local/1',
+    appPolicyVersion: 'studio-local/1',
+    contextVersion: s.contextVersion,
+    currentClientEpoch: s.currentClientEpoch,
+    clientEpoch: s.attachedEpoch,
+    lastEventSeq: s.lastEventSeq,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+    closedAt: s.closedAt,
+    studioTitle: s.title,
+    studioSource: s.source,
+    _currentRunId: s.currentRunId,
+  };
+}
+
+export function runView(r: RunRecord) {
+  return {
+    __typename: 'AgentRun' as const,
+    runId: r.runId,
+    status: r.status,
+    providerRounds: r.providerRounds,
+    toolCalls: r.toolCalls,
+    errorCode: r.errorCode,
+    terminalReason: r.terminalReason,
+    reason: r.reason,
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
+    createdAt: r.createdAt,
+    cancelled: r.cancelled,
+  };
+}
+
+export function leaseView(l: LeaseRecord) {
+  return {
+    __typename: 'AgentLease' as const,
+    leaseId: l.leaseId,
+    kind: l.kind,
+    status: l.status,
+    clientEpoch: l.clientEpoch,
+    scopes: l.scopes,
+    holder: l.holder,
+    contextVersion: l.contextVersion,
+    controlledEntityId: l.controlledEntityId,
+    hostCapabilityRevision: l.hostCapabilityRevision,
+    expectedProjectRevision: l.expectedProjectRevision,
+    grantedAt: l.grantedAt,
+    expiresAt: l.expiresAt,
+    revokedReason: l.revokedReason,
+  };
+}
+
+export function approvalView(a: ApprovalRecord) {
+  return {
+    __typename: 'AgentApproval' as const,
+    approvalId: a.approvalId,
+    toolCallId: a.toolCallId,
+    argumentHash: a.argumentHash,
+    status: a.status,
+    safeSummary: a.safeSummary,
+    clientEpoch: a.clientEpoch,
+    expiresAt: a.expiresAt,
+    approved: a.status === 'GRANTED' || a.status === 'CONSUMED',
+    rejected: a.status === 'DENIED',
+    studioSessionId: a.sessionId,
+    studioReasons: a.reasons,
+    studioDecidedAt: a.decidedAt,
+    studioDecisionReason: a.decisionReason,
+    studioAutomatic: a.automatic,
+  };
+}
+
+export function toolCallView(c: ToolCallRecord) {
+  return {
+    __typename: 'StudioToolCall' as const,
+    toolCallId: c.toolCallId,
+    sessionId: c.sessionId,
+    runId: c.runId,
+    toolName: c.toolName,
+    toolVersion: c.toolVersion,
+    executor: c.executor,
+    status: c.status,
+    safeSummary: c.safeSummary,
+    argumentHash: c.argumentHash,
+    argumentsJson: c.argumentsJson,
+    resultJson: c.resultJson,
+    error: c.error,
+    askedBy: c.askedBy,
+    proposedAt: c.proposedAt,
+    updatedAt: c.updatedAt,
+    steps: c.steps,
+    _approvalId: c.approvalId,
+  };
+}
+
+export function checkpointView(c: CheckpointRecord) {
+  return {
+    __typename: 'StudioCheckpoint' as const,
+    checkpointId: c.checkpointId,
+    sessionId: c.sessionId,
+    projectId: c.projectId,
+    projectRevision: c.projectRevision,
+    contentHash: c.contentHash,
+    reason: c.reason,
+    files: c.files,
+    fileCount: c.files.length,
+    totalBytes: String(c.files.reduce((sum, f) => sum + f.byteLength, 0)),
+    createdAt: c.createdAt,
+    restoredAt: c.restoredAt,
+    exactPreImage: c.exactPreImage,
+  };
+}
+
+export function projectView(p: ProjectRecord) {
+  return {
+    __typename: 'StudioProject' as const,
+    projectId: p.projectId,
+    name: p.name,
+    revision: p.revision,
+    contentHash: p.contentHash,
+    files: p.files,
+    updatedAt: p.updatedAt,
+  };
+}
+
+export type EventView = Record<string, unknown> & { __typename: string; seq: string; type: string };
+
+/** An event row as its union member: base fields plus the stored member fields. */
+export function eventView(row: EventRow): EventView {
+  if (!isEventType(row.type)) throw new Error(`stored event ${row.eventId} has unknown type ${row.type}`);
+  const payload = JSON.parse(row.payload) as Record<string, unknown>;
+  return {
+    ...payload,
+    __typename: EVENT_TYPE_MEMBER[row.type],
+    protocolVersion: EVENT_PROTOCOL_VERSION,
+    eventId: row.eventId,
+    sessionId: row.sessionId,
+    seq: row.seq.toString(),
+    type: row.type,
+    runId: row.runId,
+    version: EVENT_PROTOCOL_VERSION,
+    createdAt: row.createdAt,
+  };
+}

@@ -1,0 +1,509 @@
+/**
+ * The built-in offline agent. Deterministic: the same message on the same project produces the
+ * same reads, text, patches and approval request (only ids and times differ). It works in BUILD
+ * mode on real project folders through the engine: reads files, streams assistant chunks and a
+ * final message, patches files (AGENT_WRITE checkpoints under a WORKSPACE lease), asks approval
+ * before deleting anything and waits for the decision or the expiry, reports budget use, and
+ * finishes the run.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import type { Engine } from '../../engine/Engine.ts';
+import type { EventDraft, BudgetValue } from '../../engine/eventDrafts.ts';
+import { StudioError } from '../../engine/StudioError.ts';
+import type { SessionInfo, Source, SourceHost, ToolDecision } from '../Source.ts';
+import { ProjectWorkspace } from '../../workspace/ProjectWorkspace.ts';
+import { canonicalJson } from '../../workspace/canonicalJson.ts';
+import { TERMINAL_RUN_STATUSES } from '../../../protocol/events.ts';
+import { ErrorCode } from '../../../protocol/contract.ts';
+
+export interface DemoAgentOptions {
+  engine: Engine;
+  dataDir: string;
+  /** Pause between steps; 0 runs a script as fast as the engine allows. */
+  stepMs: number;
+}
+
+/** The demo's project folders (created with the sample project when missing). */
+export const DEMO_PROJECTS = [
+  { projectId: 'sample-app', name: 'sample-app' },
+  { projectId: 'cleanup-app', name: 'cleanup-app' },
+] as const;
+
+interface Waiter {
+  resolve: (outcome: 'GRANTED' | 'DENIED' | 'EXPIRED') => void;
+}
+
+const MODEL = 'studio-offline-agent';
+
+export class DemoAgent implements Source {
+  readonly sourceId = 'demo';
+  readonly checkpointsSupported = true;
+  private readonly engine: Engine;
+  private readonly dataDir: string;
+  private stepMs: number;
+  private host: SourceHost | null = null;
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly running = new Map<string, Promise<void>>();
+  private stopped = false;
+  private ticker: NodeJS.Timeout | null = null;
+
+  constructor(options: DemoAgentOptions) {
+    this.engine = options.engine;
+    this.dataDir = options.dataDir;
+    this.stepMs = options.stepMs;
+  }
+
+  /** Creates (if needed) and registers the demo project folders. */
+  openProjects(): void {
+    for (const p of DEMO_PROJECTS) {
+      const root = join(this.dataDir, 'projects', p.projectId);
+      mkdirSync(root, { recursive: true });
+      ProjectWorkspace.createSample(root);
+      this.engine.registerProject({ projectId: p.projectId, name: p.name, root });
+    }
+  }
+
+  async start(host: SourceHost): Promise<void> {
+    this.host = host;
+    host.setStatus('LIVE', 'built-in offline agent');
+    // Runs cut off by a restart cannot resume mid-step: they end as preempted, truthfully.
+    for (const session of this.engine.store.listAllSessions()) {
+      if (session.source !== this.sourceId || !session.currentRunId) continue;
+      const pending = this.engine.store.listPendingApprovals(session.sessionId);
+      if (pending.some((a) => a.runId === session.currentRunId)) {
+        this.resumeWaiting(session.sessionId, session.currentRunId);
+        continue;
+      }
+      this.engine.endRun(session.sessionId, session.currentRunId, 'RUN_PREEMPTED', 'The studio restarted during this run.');
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.ticker) clearInterval(this.ticker);
+    for (const waiter of this.waiters.values()) waiter.resolve('EXPIRED');
+    this.waiters.clear();
+    await Promise.allSettled([...this.running.values()]);
+  }
+
+  /** Sends a message to `sessionId` every `everyMs` while it is idle, so a live session keeps moving. */
+  startTicker(sessionId: string, everyMs: number, messages: readonly string[]): void {
+    let n = 0;
+    this.ticker = setInterval(() => {
+      const session = this.engine.store.getSession(sessionId);
+      if (!session || session.currentRunId || session.status !== 'ACTIVE' || this.stopped) return;
+      const content = messages[n % messages.length]!;
+      n += 1;
+      this.startRun(this.engine.sessionInfo(session), content);
+    }, everyMs);
+    this.ticker.unref();
+  }
+
+  async sendMessage(session: SessionInfo, content: string): Promise<{ runId: string }> {
+    return { runId: this.startRun(session, content) };
+  }
+
+  /** Appends USER_MESSAGE and RUN_STARTED now and runs the script in the background. */
+  startRun(session: SessionInfo, content: string, options: { stepMs?: number } = {}): string {
+    const runId = `run_${randomUUID()}`;
+    this.append(session.sessionId, [
+      { type: 'USER_MESSAGE', runId, messageId: `msg_${randomUUID()}`, role: 'USER', content },
+      { type: 'RUN_STARTED', runId },
+    ]);
+    const done = this.script(session.sessionId, runId, content, options.stepMs ?? this.stepMs)
+      .catch((error: unknown) => this.failRun(session.sessionId, runId, error))
+      .finally(() => this.running.delete(runId));
+    this.running.set(runId, done);
+    return runId;
+  }
+
+  /** Resolves when the run's script finished or is waiting for a human decision. */
+  async settled(runId: string): Promise<void> {
+    await Promise.race([this.running.get(runId), this.untilWaiting(runId)]);
+  }
+
+  private readonly waitingRuns = new Map<string, () => void>();
+  private untilWaiting(runId: string): Promise<void> {
+    if (!this.running.has(runId)) return Promise.resolve();
+    return new Promise((resolve) => this.waitingRuns.set(runId, resolve));
+  }
+
+  onDecisionRecorded(decision: ToolDecision): void {
+    this.waiters.get(decision.approvalId)?.resolve(decision.approved ? 'GRANTED' : 'DENIED');
+  }
+
+  onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
+    const waiter = this.waiters.get(decision.approvalId);
+    if (waiter) waiter.resolve('EXPIRED');
+    else if (decision.runId) this.finishExpired(decision.sessionId, decision.runId, decision.toolCallId);
+  }
+
+  async cancelRun(_session: SessionInfo, runId: string): Promise<void> {
+    // The engine records RUN_CANCELLED; a waiting script wakes up and sees the run is over.
+    for (const [approvalId, waiter] of this.waiters) {
+      const approval = this.engine.store.getApproval(approvalId);
+      if (approval?.runId === runId) waiter.resolve('DENIED');
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  private append(sessionId: string, drafts: EventDraft[]): void {
+    if (!this.host) throw new Error('demo agent not started');
+    this.host.append(sessionId, drafts);
+  }
+
+  private runOver(runId: string): boolean {
+    const run = this.engine.store.getRun(runId);
+    return !run || TERMINAL_RUN_STATUSES.has(run.status) || this.stopped;
+  }
+
+  /** Waits `ms`, then while the session is paused; false when the run ended meanwhile. */
+  private async step(sessionId: string, runId: string, ms: number): Promise<boolean> {
+    if (ms > 0) await delay(ms);
+    else await delay(0);
+    while (this.engine.store.getSession(sessionId)?.status === 'PAUSED' && !this.runOver(runId)) await delay(100);
+    return !this.runOver(runId);
+  }
+
+  private async script(sessionId: string, runId: string, content: string, ms: number): Promise<void> {
+    const session = this.engine.requireSession(sessionId);
+    const words = content.toLowerCase();
+    const wantsCleanup = /\b(clean|delete|remove|tidy)\b/.test(words);
+    const readOnly = session.mode === 'ASK' || !session.projectId;
+    let toolCalls = 0;
+
+    this.append(sessionId, [{ type: 'STUDIO_STAGE_CHANGED', runId, fromStage: null, toStage: 'plan', detail: 'Reading the project' }]);
+    if (!(await this.step(sessionId, runId, ms))) return;
+
+    let listing: string[] = [];
+    let readme = '';
+    if (session.projectId) {
+      const project = this.engine.projectOfSession(sessionId);
+      listing = (project?.files ?? []).map((f) => f.path);
+      this.serverTool(sessionId, runId, 'workspace.file.list', {}, `List ${listing.length} project files`, {
+        files: listing,
+      });
+      toolCalls += 1;
+      if (!(await this.step(sessionId, runId, ms))) return;
+      const ws = this.engine.workspace(session.projectId);
+      readme = ws.exists('README.md') ? ws.readFile('README.md') : '';
+      this.serverTool(sessionId, runId, 'workspace.file.read', { path: 'README.md' }, 'Read README.md', {
+        path: 'README.md',
+        byteLength: Buffer.byteLength(readme),
+        firstLine: readme.split('\n')[0] ?? '',
+      });
+      toolCalls += 1;
+      if (!(await this.step(sessionId, runId, ms))) return;
+    }
+
+    const plan = readOnly
+      ? `I read ${listing.length} files. ${describeProject(readme)} In ASK mode I only read; nothing will change.`
+      : `I read ${listing.length} files. ${describeProject(readme)} I will note your request in CHANGELOG.md` +
+        (wantsCleanup ? ', then remove the scratch file I use, which needs your approval.' : '.');
+    const messageId = `msg_${randomUUID()}`;
+    for (const chunk of chunks(plan, 48)) {
+      this.append(sessionId, [{ type: 'ASSISTANT_CHUNK', runId, messageId, role: 'ASSISTANT', content: chunk }]);
+      if (!(await this.step(sessionId, runId, Math.floor(ms / 3)))) return;
+    }
+    this.append(sessionId, [
+      { type: 'ASSISTANT_MESSAGE', runId, messageId, role: 'ASSISTANT', content: plan },
+      { type: 'BUDGET_UPDATED', runId, budget: this.budget(sessionId, content, plan, toolCalls) },
+    ]);
+    if (readOnly) {
+      this.append(sessionId, [{ type: 'RUN_SUCCEEDED', runId, reason: 'Answered.' }]);
+      this.resolveWaiting(runId);
+      return;
+    }
+    if (!(await this.step(sessionId, runId, ms))) return;
+
+    this.append(sessionId, [{ type: 'STUDIO_STAGE_CHANGED', runId, fromStage: 'plan', toStage: 'edit', detail: null }]);
+    const projectId = session.projectId!;
+    const ws = this.engine.workspace(projectId);
+    const changelog = ws.exists('CHANGELOG.md') ? ws.readFile('CHANGELOG.md') : '# Changelog\n';
+    const scratchPath = 'tmp/agent-scratch.md';
+    const changes = [
+      { path: 'CHANGELOG.md', content: `${changelog.trimEnd()}\n- ${oneLine(content)}\n` },
+      ...(wantsCleanup ? [{ path: scratchPath, content: `Scratch notes for: ${oneLine(content)}\n` }] : []),
+    ];
+    this.patch(sessionId, runId, changes, `Write ${changes.map((c) => c.path).join(', ')}`);
+    toolCalls += 1;
+    this.append(sessionId, [
+      { type: 'STUDIO_LOG', runId, level: 'info', message: `patched ${changes.length} file(s)`, origin: 'workspace.file.patch' },
+    ]);
+    if (!(await this.step(sessionId, runId, ms))) return;
+
+    if (wantsCleanup) {
+      const outcome = await this.askToDelete(sessionId, runId, [scratchPath]);
+      toolCalls += 1;
+      if (outcome !== 'GRANTED') return;
+      if (!(await this.step(sessionId, runId, ms))) return;
+    }
+
+    const done = `Done: CHANGELOG.md now records "${oneLine(content)}".` + (wantsCleanup ? ' The scratch file is gone.' : '');
+    this.append(sessionId, [
+      { type: 'STUDIO_STAGE_CHANGED', runId, fromStage: 'edit', toStage: 'verify', detail: null },
+      { type: 'ASSISTANT_MESSAGE', runId, messageId: `msg_${randomUUID()}`, role: 'ASSISTANT', content: done },
+      { type: 'BUDGET_UPDATED', runId, budget: this.budget(sessionId, content, plan + done, toolCalls) },
+      { type: 'RUN_SUCCEEDED', runId, reason: 'Finished.' },
+    ]);
+    this.resolveWaiting(runId);
+  }
+
+  /** A SERVER tool that needs no approval: proposed, dispatched and succeeded in one commit. */
+  private serverTool(sessionId: string, runId: string, toolName: string, args: object, summary: string, result: object): void {
+    const toolCallId = `tc_${randomUUID()}`;
+    const session = this.engine.requireSession(sessionId);
+    const argumentHash = this.engine.argumentHash(sessionId, toolCallId, toolName, args, session.contextVersion);
+    const base = { runId, toolCallId, toolName, toolVersion: '1.0.0' };
+    this.append(sessionId, [
+      {
+        ...base,
+        type: 'TOOL_PROPOSED',
+        status: 'PROPOSED',
+        executor: 'SERVER',
+        safeSummary: summary,
+        argumentHash,
+        argumentsJson: canonicalJson(args),
+        contextVersion: session.contextVersion,
+      },
+      { ...base, type: 'TOOL_DISPATCHED', status: 'RUNNING', executor: 'SERVER' },
+      { ...base, type: 'TOOL_SUCCEEDED', status: 'SUCCEEDED', resultJson: canonicalJson(result) },
+    ]);
+  }
+
+  private patch(sessionId: string, runId: string, changes: { path: string; content: string | null }[], summary: string): void {
+    const toolCallId = `tc_${randomUUID()}`;
+    const project = this.engine.projectOfSession(sessionId);
+    if (!project) throw new Error('no project');
+    const args = {
+      changes: changes.map((c) => ({ path: c.path, target: 'SERVER', bytes: c.content === null ? null : Buffer.byteLength(c.content) })),
+      expectedRevision: project.revision,
+    };
+    const session = this.engine.requireSession(sessionId);
+    const base = { runId, toolCallId, toolName: 'workspace.file.patch', toolVersion: '1.0.0' };
+    this.append(sessionId, [
+      {
+        ...base,
+        type: 'TOOL_PROPOSED',
+        status: 'PROPOSED',
+        executor: 'SERVER',
+        safeSummary: summary,
+        argumentHash: this.engine.argumentHash(sessionId, toolCallId, 'workspace.file.patch', args, session.contextVersion),
+        argumentsJson: canonicalJson(args),
+        contextVersion: session.contextVersion,
+      },
+      { ...base, type: 'TOOL_DISPATCHED', status: 'RUNNING', executor: 'SERVER' },
+    ]);
+    try {
+      const result = this.engine.patchProject({
+        sessionId,
+        runId,
+        toolCallId,
+        toolName: 'workspace.file.patch',
+        expectedRevision: project.revision,
+        changes,
+      });
+      this.append(sessionId, [{ ...base, type: 'TOOL_SUCCEEDED', status: 'SUCCEEDED', resultJson: canonicalJson(result) }]);
+    } catch (error) {
+      const e = error instanceof StudioError ? error : new StudioError(ErrorCode.TOOL_FAILED, String(error));
+      this.append(sessionId, [
+        {
+          ...base,
+          type: 'TOOL_FAILED',
+          status: 'FAILED',
+          error: { code: e.code, message: e.message, retryable: e.retryable, remediation: e.remediation },
+        },
+      ]);
+      throw error;
+    }
+  }
+
+  /** Proposes workspace.file.delete (approval REQUIRED) and waits for the decision or expiry. */
+  private async askToDelete(sessionId: string, runId: string, paths: string[]): Promise<'GRANTED' | 'DENIED' | 'EXPIRED'> {
+    const project = this.engine.projectOfSession(sessionId);
+    if (!project) throw new Error('no project');
+    const approval = this.engine.proposeWithApproval({
+      sessionId,
+      runId,
+      toolName: 'workspace.file.delete',
+      arguments: { expectedRevision: project.revision, paths },
+      safeSummary: `Delete ${paths.length} file(s) from project "${project.name}": ${paths.join(', ')} (revision ${project.revision}).`,
+      reasons: ['Deleting files is always approval-gated.', 'DESTRUCTIVE: the file content is only kept in the pre-image checkpoint.'],
+    });
+    const outcome = await this.waitFor(approval.approvalId, runId);
+    if (outcome === 'GRANTED') this.executeDelete(sessionId, runId, approval.toolCallId, paths);
+    else if (outcome === 'DENIED' && !this.runOver(runId))
+      this.append(sessionId, [
+        {
+          type: 'RUN_FAILED',
+          runId,
+          reason: 'The human denied the tool call.',
+          code: ErrorCode.APPROVAL_DENIED,
+          error: { code: ErrorCode.APPROVAL_DENIED, message: 'workspace.file.delete was denied.', retryable: false },
+        },
+      ]);
+    else if (outcome === 'EXPIRED') this.finishExpired(sessionId, runId, approval.toolCallId);
+    this.resolveWaiting(runId);
+    return outcome;
+  }
+
+  private waitFor(approvalId: string, runId: string): Promise<'GRANTED' | 'DENIED' | 'EXPIRED'> {
+    return new Promise((resolve) => {
+      this.waiters.set(approvalId, {
+        resolve: (outcome) => {
+          this.waiters.delete(approvalId);
+          resolve(outcome);
+        },
+      });
+      this.waitingRuns.get(runId)?.();
+    });
+  }
+
+  private resolveWaiting(runId: string): void {
+    this.waitingRuns.get(runId)?.();
+    this.waitingRuns.delete(runId);
+  }
+
+  /** After a restart: the run still waits on its approval; its decision finishes it. */
+  private resumeWaiting(sessionId: string, runId: string): void {
+    const approval = this.engine.store.listPendingApprovals(sessionId).find((a) => a.runId === runId);
+    if (!approval) return;
+    const call = this.engine.store.getToolCall(approval.toolCallId);
+    const paths = call?.argumentsJson ? ((JSON.parse(call.argumentsJson) as { paths?: string[] }).paths ?? []) : [];
+    const done = this.waitFor(approval.approvalId, runId).then((outcome) => {
+      if (outcome === 'GRANTED') {
+        this.executeDelete(sessionId, runId, approval.toolCallId, paths);
+        this.append(sessionId, [{ type: 'RUN_SUCCEEDED', runId, reason: 'Finished after a restart.' }]);
+      } else if (outcome === 'EXPIRED') this.finishExpired(sessionId, runId, approval.toolCallId);
+      else if (!this.runOver(runId)) this.engine.endRun(sessionId, runId, 'RUN_FAILED', 'The human denied the tool call.');
+    });
+    this.running.set(runId, done);
+  }
+
+  private executeDelete(sessionId: string, runId: string, toolCallId: string, paths: string[]): void {
+    const call = this.engine.store.getToolCall(toolCallId);
+    const approval = call?.approvalId ? this.engine.store.getApproval(call.approvalId) : null;
+    if (!call || !approval) return;
+    const base = { runId, toolCallId, toolName: call.toolName, toolVersion: call.toolVersion };
+    this.append(sessionId, [
+      {
+        type: 'APPROVAL_CONSUMED',
+        runId,
+        approvalId: approval.approvalId,
+        toolCallId,
+        argumentHash: approval.argumentHash,
+        status: 'CONSUMED',
+        safeSummary: approval.safeSummary,
+        reasons: approval.reasons,
+        expiresAt: approval.expiresAt,
+      },
+      { ...base, type: 'TOOL_DISPATCHED', status: 'RUNNING', executor: 'SERVER' },
+    ]);
+    const project = this.engine.projectOfSession(sessionId);
+    const args = call.argumentsJson ? (JSON.parse(call.argumentsJson) as { expectedRevision: string }) : null;
+    try {
+      if (!project || !args) throw new StudioError(ErrorCode.TOOL_FAILED, 'The project is gone.');
+      const ws = this.engine.workspace(project.projectId);
+      const result = this.engine.patchProject({
+        sessionId,
+        runId,
+        toolCallId,
+        toolName: call.toolName,
+        expectedRevision: args.expectedRevision,
+        changes: paths.filter((p) => ws.exists(p)).map((path) => ({ path, content: null })),
+      });
+      this.append(sessionId, [{ ...base, type: 'TOOL_SUCCEEDED', status: 'SUCCEEDED', resultJson: canonicalJson(result) }]);
+    } catch (error) {
+      const e = error instanceof StudioError ? error : new StudioError(ErrorCode.TOOL_FAILED, String(error));
+      this.append(sessionId, [
+        { ...base, type: 'TOOL_FAILED', status: 'FAILED', error: { code: e.code, message: e.message, retryable: false, remediation: e.remediation } },
+      ]);
+      this.engine.endRun(sessionId, runId, 'RUN_FAILED', e.message, { code: e.code, message: e.message });
+    }
+  }
+
+  private finishExpired(sessionId: string, runId: string, toolCallId: string): void {
+    const call = this.engine.store.getToolCall(toolCallId);
+    if (call && call.status === 'WAITING_FOR_APPROVAL') this.append(sessionId, [this.engine.expiredToolDraft(call)]);
+    if (!this.runOver(runId))
+      this.append(sessionId, [
+        {
+          type: 'RUN_FAILED',
+          runId,
+          reason: 'Nobody decided the approval before it expired.',
+          code: ErrorCode.APPROVAL_EXPIRED,
+          error: { code: ErrorCode.APPROVAL_EXPIRED, message: 'The approval expired; the call did not run.', retryable: true },
+        },
+      ]);
+  }
+
+  private failRun(sessionId: string, runId: string, error: unknown): void {
+    this.engine.logger.warn('demo run failed', { runId, error: String(error) });
+    const e = error instanceof StudioError ? error : new StudioError(ErrorCode.TOOL_FAILED, 'The agent hit an internal error.');
+    try {
+      this.engine.endRun(sessionId, runId, 'RUN_FAILED', e.message, { code: e.code, message: e.message });
+    } catch (inner) {
+      this.engine.logger.error('could not end a failed run', { runId, error: String(inner) });
+    }
+    this.resolveWaiting(runId);
+  }
+
+  private budget(sessionId: string, input: string, output: string, toolCalls: number): BudgetValue {
+    const runs = this.engine.store.getBudget(sessionId)?.budget.dimensions.find((d) => d.name === 'REQUESTS');
+    const requests = BigInt(runs?.consumed ?? '0') + 1n;
+    const dim = (name: string, scope: string, limit: bigint, consumed: bigint, unit: string) => ({
+      name,
+      scope,
+      limit: limit.toString(),
+      reserved: '0',
+      consumed: consumed.toString(),
+      remaining: (limit > consumed ? limit - consumed : 0n).toString(),
+      unit,
+    });
+    const inTokens = BigInt(Math.ceil(input.length / 4) + 900);
+    const outTokens = BigInt(Math.ceil(output.length / 4));
+    return {
+      dimensions: [
+        dim('INPUT_TOKENS', 'TURN', 32_000n, inTokens, 'tokens'),
+        dim('OUTPUT_TOKENS', 'TURN', 8_000n, outTokens, 'tokens'),
+        dim('TOOL_CALLS', 'TURN', 16n, BigInt(toolCalls), 'calls'),
+        dim('REQUESTS', 'SESSION', 200n, requests, 'requests'),
+      ],
+      resetAt: null,
+      platformFunded: true,
+      payer: 'PLATFORM',
+    };
+  }
+
+  /** For tests and the seed: changes the pace of later runs. */
+  setStepMs(ms: number): void {
+    this.stepMs = ms;
+  }
+
+  get model(): string {
+    return MODEL;
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function chunks(text: string, size: number): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 120 ? `${line.slice(0, 117)}...` : line;
+}
+
+function describeProject(readme: string): string {
+  const title = readme.split('\n').find((l) => l.startsWith('# '));
+  return title ? `The project is "${title.slice(2).trim()}".` : 'The project has no README title.';
+}

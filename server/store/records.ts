@@ -1,0 +1,187 @@
+/**
+ * The current-state records the engine keeps beside the event log. Every record is updated in
+ * the same transaction as the event that changes it. BigInt values are decimal strings.
+ */
+import type {
+  AgentMode,
+  ApprovalStatus,
+  LeaseKind,
+  LeaseStatus,
+  RunStatus,
+  SessionStatus,
+  ToolCallStatus,
+  ToolExecutor,
+} from '../../protocol/events.ts';
+import type {
+  AgentErrorValue,
+  BudgetValue,
+  CheckpointFileValue,
+  QuestionValue,
+} from '../engine/eventDrafts.ts';
+
+export interface EventRow {
+  sessionId: string;
+  seq: bigint;
+  eventId: string;
+  type: string;
+  runId: string | null;
+  createdAt: string;
+  /** JSON of the draft's member fields. */
+  payload: string;
+  foreignId: string | null;
+}
+
+export interface SessionRecord {
+  sessionId: string;
+  appId: string;
+  source: string;
+  title: string | null;
+  projectId: string | null;
+  mode: AgentMode;
+  status: SessionStatus;
+  requestedModel: string;
+  model: string | null;
+  contextVersion: string;
+  currentClientEpoch: string;
+  attachedEpoch: string | null;
+  lastEventSeq: string;
+  currentRunId: string | null;
+  createdAt: string;
+  updatedAt: string;
+  closedAt: string | null;
+}
+
+export interface RunRecord {
+  runId: string;
+  sessionId: string;
+  status: RunStatus;
+  providerRounds: number;
+  toolCalls: number;
+  errorCode: string | null;
+  terminalReason: string | null;
+  reason: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  createdAt: string;
+  cancelled: boolean;
+}
+
+export interface ToolCallStep {
+  seq: string;
+  type: string;
+  status: string;
+  at: string;
+}
+
+export interface ToolCallRecord {
+  toolCallId: string;
+  sessionId: string;
+  runId: string | null;
+  toolName: string;
+  toolVersion: string;
+  executor: ToolExecutor | null;
+  status: ToolCallStatus;
+  safeSummary: string | null;
+  argumentHash: string | null;
+  argumentsJson: string | null;
+  resultJson: string | null;
+  error: AgentErrorValue | null;
+  approvalId: string | null;
+  askedBy: string | null;
+  proposedAt: string;
+  updatedAt: string;
+  steps: ToolCallStep[];
+}
+
+export interface ApprovalRecord {
+  approvalId: string;
+  sessionId: string;
+  toolCallId: string;
+  runId: string | null;
+  argumentHash: string;
+  status: ApprovalStatus;
+  safeSummary: string;
+  reasons: string[];
+  clientEpoch: string;
+  expiresAt: string;
+  decidedAt: string | null;
+  decisionReason: string | null;
+  automatic: boolean;
+}
+
+export interface LeaseRecord {
+  leaseId: string;
+  sessionId: string;
+  kind: LeaseKind;
+  status: LeaseStatus;
+  clientEpoch: string;
+  scopes: string[];
+  holder: string;
+  contextVersion: string;
+  controlledEntityId: string | null;
+  hostCapabilityRevision: string | null;
+  expectedProjectRevision: string | null;
+  grantedAt: string;
+  expiresAt: string;
+  revokedReason: string | null;
+}
+
+export interface CheckpointRecord {
+  checkpointId: string;
+  sessionId: string;
+  projectId: string;
+  projectRevision: string;
+  contentHash: string;
+  reason: string;
+  files: CheckpointFileValue[];
+  createdAt: string;
+  restoredAt: string | null;
+  exactPreImage: boolean;
+  createdSeq: string;
+}
+
+export interface ProjectRecord {
+  projectId: string;
+  name: string;
+  root: string;
+  revision: string;
+  contentHash: string;
+  files: CheckpointFileValue[];
+  updatedAt: string;
+}
+
+export interface ClientRecord {
+  sessionId: string;
+  clientInstanceId: string;
+  epoch: string;
+  lastHeartbeatMs: number;
+  ackedSeq: string;
+  attached: boolean;
+}
+
+export interface IdempotencyRecord {
+  operation: string;
+  key: string;
+  inputHash: string;
+  resultJson: string;
+  createdAt: string;
+}
+
+/** A restore that was approved and started; kept until it is committed, so a restart finishes it. */
+export interface RestoreJobRecord {
+  toolCallId: string;
+  sessionId: string;
+  projectId: string;
+  checkpointId: string;
+  preImageCheckpointId: string;
+  startedAt: string;
+}
+
+export interface QuestionRecord extends QuestionValue {
+  runId: string | null;
+}
+
+export interface BudgetRecord {
+  sessionId: string;
+  budget: BudgetValue;
+}
