@@ -10,7 +10,8 @@ import { extname, join, normalize, resolve, sep } from 'node:path';
 import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { createSchema, createYoga } from 'graphql-yoga';
-import type { ExecutionArgs } from 'graphql';
+import type { ExecutionArgs, ExecutionResult } from 'graphql';
+import { jitExecute, maskUnexpected, sharedSubscribe } from './schema/execution.ts';
 import type { Engine } from './engine/Engine.ts';
 import type { Logger } from './logger.ts';
 import { isAuthorized } from './auth.ts';
@@ -54,6 +55,8 @@ export function createStudioHttp(options: StudioHttpOptions): { server: Server; 
     graphiql: false,
     landingPage: false,
     context: () => ({ engine }),
+    // Compiled execution (graphql-jit) for queries and mutations over HTTP.
+    plugins: [{ onExecute: ({ setExecuteFn }: { setExecuteFn: (fn: never) => void }) => setExecuteFn(jitExecute as never) }],
     logging: {
       debug: () => {},
       info: () => {},
@@ -118,32 +121,34 @@ export function createStudioHttp(options: StudioHttpOptions): { server: Server; 
     serveStatic(options.staticDir, url.pathname, res, send);
   };
 
+  const logUnexpected = (result: ExecutionResult) => {
+    for (const error of result.errors ?? [])
+      if (error.extensions?.code === 'INTERNAL_SERVER_ERROR') logger.error('unexpected GraphQL error over WebSocket', { path: error.path });
+  };
+
   const server = createServer(handler);
   const wss = new WebSocketServer({ server, path: '/graphql' });
   const wsServer = useServer<Record<string, unknown>>(
     {
-      execute: (args: ExecutionArgs) => (args.rootValue as { execute: (a: ExecutionArgs) => unknown }).execute(args) as never,
-      subscribe: (args: ExecutionArgs) =>
-        (args.rootValue as { subscribe: (a: ExecutionArgs) => unknown }).subscribe(args) as never,
+      execute: async (args: ExecutionArgs) => {
+        const result = maskUnexpected(await jitExecute(args));
+        logUnexpected(result);
+        return result as never;
+      },
+      subscribe: (args: ExecutionArgs) => sharedSubscribe(args, logUnexpected) as never,
       onConnect: (ctx) => isAuthorized(ctx.connectionParams?.Authorization ?? ctx.connectionParams?.authorization, token),
       onSubscribe: async (ctx, _id, params) => {
-        const enveloped = yoga.getEnveloped({
-          ...ctx,
-          req: ctx.extra.request,
-          socket: ctx.extra.socket,
-          params,
-        });
-        const args = {
+        const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params });
+        const document = enveloped.parse(params.query);
+        const errors = enveloped.validate(enveloped.schema, document);
+        if (errors.length) return errors;
+        return {
           schema: enveloped.schema,
           operationName: params.operationName,
-          document: enveloped.parse(params.query),
+          document,
           variableValues: params.variables,
           contextValue: await enveloped.contextFactory(),
-          rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe },
-        };
-        const errors = enveloped.validate(args.schema, args.document);
-        if (errors.length) return errors;
-        return args as never;
+        } as never;
       },
     },
     wss,

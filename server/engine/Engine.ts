@@ -35,8 +35,8 @@ import { ContentStore } from '../workspace/contentStore.ts';
 import { ProjectWorkspace } from '../workspace/ProjectWorkspace.ts';
 import { Notifier } from './Notifier.ts';
 import {
-  CONTRACT_VERSION,
   ErrorCode,
+  EVENT_PROTOCOL_VERSION,
   HEARTBEAT_STALE_MS,
   APPROVAL_TTL_MAX_MS,
   LOCAL_APP_ID,
@@ -45,7 +45,7 @@ import {
   WORKSPACE_LEASE_MS,
 } from '../../protocol/contract.ts';
 import { compareSeq, isDecimalString } from '../../protocol/seq.ts';
-import { TERMINAL_RUN_STATUSES } from '../../protocol/events.ts';
+import { EVENT_TYPE_MEMBER, RUN_EVENT_STATUS, TERMINAL_RUN_STATUSES } from '../../protocol/events.ts';
 import type { AgentMode } from '../../protocol/events.ts';
 
 export interface EngineOptions {
@@ -225,17 +225,32 @@ export class Engine {
           createdAt,
           runId: draft.runId ?? null,
         } as StoredEvent;
-        const { type, runId, foreignId, ...payload } = draft;
-        void type;
+        const { type, runId, foreignId, ...fields } = draft;
         void runId;
+        // RUN_* drafts may leave status out; store the status the type implies.
+        if (Object.hasOwn(RUN_EVENT_STATUS, type) && !('status' in fields && fields.status))
+          Object.assign(fields, { status: RUN_EVENT_STATUS[type as keyof typeof RUN_EVENT_STATUS] });
+        // Stored in its served shape, so a replay only parses it.
+        const served = {
+          ...fields,
+          __typename: EVENT_TYPE_MEMBER[type],
+          protocolVersion: EVENT_PROTOCOL_VERSION,
+          eventId: event.eventId,
+          sessionId,
+          seq,
+          type,
+          runId: event.runId,
+          version: EVENT_PROTOCOL_VERSION,
+          createdAt,
+        };
         this.store.insertEvent({
           sessionId,
           seq: BigInt(seq),
           eventId: event.eventId,
-          type: draft.type,
+          type,
           runId: event.runId,
           createdAt,
-          payload: JSON.stringify(payload),
+          payload: JSON.stringify(served),
           foreignId: foreignId ?? null,
         });
         project(this.store, session, event);
@@ -884,6 +899,7 @@ export class Engine {
     });
     this.workspaces.set(input.projectId, ws);
     ws.recover();
+    if (this.sweepTimer) this.recoverRestores();
     const existing = this.store.getProject(input.projectId);
     if (!existing) {
       const snap = ws.snapshot();
@@ -1225,11 +1241,19 @@ export class Engine {
     });
   }
 
-  /** A restart mid-restore finishes the restore the human approved. */
+  /**
+   * A restart mid-restore finishes the restore the human approved. Jobs whose project folder is
+   * not open yet are finished when the project is registered.
+   */
   private recoverRestores(): void {
     for (const job of this.store.listRestoreJobs()) {
+      if (!this.workspaces.has(job.projectId)) continue;
       this.logger.warn('finishing a restore interrupted by a restart', { toolCallId: job.toolCallId });
-      this.finishRestore(job.toolCallId);
+      try {
+        this.finishRestore(job.toolCallId);
+      } catch (error) {
+        this.logger.error('could not finish an interrupted restore', { toolCallId: job.toolCallId, error: String(error) });
+      }
     }
   }
 

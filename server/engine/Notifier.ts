@@ -43,6 +43,11 @@ export class Notifier {
     return () => this.closers.delete(listener);
   }
 
+  /** Read-only test hook: how many open subscriptions listen to `sessionId` (0 once all ended). */
+  listenerCount(sessionId: string): number {
+    return this.sessions.get(sessionId)?.size ?? 0;
+  }
+
   notifySession(sessionId: string): void {
     const set = this.sessions.get(sessionId);
     if (!set) return;

@@ -3,7 +3,7 @@
  * views.ts. Every mutation goes through `engine.idempotent`. Expected failures are StudioErrors
  * and leave as GraphQL errors with extensions.code / retryable / remediation.
  */
-import { GraphQLError } from 'graphql';
+import type { GraphQLResolveInfo } from 'graphql';
 import type { Engine } from '../engine/Engine.ts';
 import { StudioError } from '../engine/StudioError.ts';
 import { WorkspaceError } from '../workspace/WorkspaceError.ts';
@@ -39,7 +39,7 @@ export interface StudioContext {
 
 type Args = Record<string, unknown>;
 type Input = { idempotencyKey: string } & Record<string, unknown>;
-type Resolver = (parent: unknown, args: Args, ctx: StudioContext) => unknown;
+type Resolver = (parent: unknown, args: Args, ctx: StudioContext, info: GraphQLResolveInfo) => unknown;
 
 /** Maps expected failures to GraphQL errors with the contract's extensions. */
 export function toGraphQLError(error: unknown): unknown {
@@ -57,9 +57,9 @@ export function toGraphQLError(error: unknown): unknown {
 }
 
 function guard(fn: Resolver): Resolver {
-  return (parent, args, ctx) => {
+  return (parent, args, ctx, info) => {
     try {
-      const out = fn(parent, args, ctx);
+      const out = fn(parent, args, ctx, info);
       if (out instanceof Promise)
         return out.catch((error: unknown) => {
           throw toGraphQLError(error);
@@ -206,6 +206,17 @@ const Query: Record<string, Resolver> = {
       });
   },
   studioSources: (_p, _a, { engine }) => engine.sourceList(),
+  studioToolCall: (_p, a, { engine }) => {
+    const call = engine.store.getToolCall(a.toolCallId as string);
+    return call ? toolCallView(call) : null;
+  },
+  studioQuestion: (_p, a, { engine }) => {
+    const question = engine.store.findQuestionById(a.questionId as string);
+    if (!question) return null;
+    const { runId, ...rest } = question;
+    void runId;
+    return { __typename: 'StudioQuestion', ...rest };
+  },
 };
 
 function mutation(operation: string, run: (input: Input, engine: Engine) => unknown): Resolver {
@@ -394,6 +405,37 @@ const Subscription = {
 
 type Obj = Record<string, unknown>;
 
+/**
+ * One execution (an HTTP request, or one subscription payload) reads each tool call and approval
+ * once: a page of events names the same toolCallId several times (proposed, dispatched, succeeded).
+ */
+const readsByExecution = new WeakMap<object, Map<string, unknown>>();
+
+function oncePerExecution<T>(ctx: StudioContext, info: GraphQLResolveInfo, key: string, load: () => T): T {
+  const scope = typeof info.rootValue === 'object' && info.rootValue !== null ? (info.rootValue as object) : ctx;
+  let seen = readsByExecution.get(scope);
+  if (!seen) {
+    seen = new Map();
+    readsByExecution.set(scope, seen);
+  }
+  if (!seen.has(key)) seen.set(key, load());
+  return seen.get(key) as T;
+}
+
+function toolCallOnce(toolCallId: string, ctx: StudioContext, info: GraphQLResolveInfo) {
+  return oncePerExecution(ctx, info, `tc:${toolCallId}`, () => {
+    const call = ctx.engine.store.getToolCall(toolCallId);
+    return call ? toolCallView(call) : null;
+  });
+}
+
+function approvalOnce(approvalId: string, ctx: StudioContext, info: GraphQLResolveInfo) {
+  return oncePerExecution(ctx, info, `ap:${approvalId}`, () => {
+    const approval = ctx.engine.store.getApproval(approvalId);
+    return approval ? approvalView(approval) : null;
+  });
+}
+
 const linked = {
   AgentSession: {
     activeRun: (s: SessionView, _a: Args, { engine }: StudioContext) => {
@@ -419,28 +461,20 @@ const linked = {
       engine.registryDigestFor(s.mode as AgentMode),
   },
   AgentApproval: {
-    studioToolCall: (a: Obj, _a: Args, { engine }: StudioContext) => {
-      const call = engine.store.getToolCall(a.toolCallId as string);
-      return call ? toolCallView(call) : null;
-    },
+    studioToolCall: (a: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) =>
+      toolCallOnce(a.toolCallId as string, ctx, info),
   },
   StudioToolCall: {
-    approval: (c: Obj, _a: Args, { engine }: StudioContext) => {
-      const approval = c._approvalId ? engine.store.getApproval(c._approvalId as string) : null;
-      return approval ? approvalView(approval) : null;
-    },
+    approval: (c: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) =>
+      c._approvalId ? approvalOnce(c._approvalId as string, ctx, info) : null,
   },
   AgentToolEvent: {
-    studioToolCall: (ev: Obj, _a: Args, { engine }: StudioContext) => {
-      const call = engine.store.getToolCall(ev.toolCallId as string);
-      return call ? toolCallView(call) : null;
-    },
+    studioToolCall: (ev: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) =>
+      toolCallOnce(ev.toolCallId as string, ctx, info),
   },
   AgentApprovalEvent: {
-    studioToolCall: (ev: Obj, _a: Args, { engine }: StudioContext) => {
-      const call = engine.store.getToolCall(ev.toolCallId as string);
-      return call ? toolCallView(call) : null;
-    },
+    studioToolCall: (ev: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) =>
+      toolCallOnce(ev.toolCallId as string, ctx, info),
   },
 };
 

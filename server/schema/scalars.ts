@@ -28,7 +28,11 @@ export const BigIntScalar = new GraphQLScalarType({
   },
 });
 
+const CANONICAL_ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
 function isoString(value: unknown): string {
+  // The store keeps times as toISOString() output: pass them through untouched (hot path).
+  if (typeof value === 'string' && CANONICAL_ISO.test(value)) return value;
   if (value instanceof Date) return value.toISOString();
   if (typeof value === 'string' && !Number.isNaN(Date.parse(value))) return new Date(value).toISOString();
   throw new GraphQLError(`DateTime must be an ISO-8601 string, got ${JSON.stringify(String(value))}`, {

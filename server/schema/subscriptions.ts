@@ -18,6 +18,56 @@ export interface EventBatch {
   events: EventView[];
 }
 
+/**
+ * Recently read batches per session, so observers at the same cursor get the same object (and
+ * execution.ts executes it once for all of them). A full batch never changes; a short one is
+ * reused only while the session's last seq has not moved.
+ */
+class BatchCache {
+  private readonly bySession = new Map<string, Map<string, { lastSeq: string; batch: EventBatch }>>();
+  private static readonly PER_SESSION = 64;
+
+  read(engine: Engine, sessionId: string, cursor: bigint, limit: number): EventBatch | null {
+    const lastSeq = engine.store.getSession(sessionId)?.lastEventSeq ?? '0';
+    let entries = this.bySession.get(sessionId);
+    const key = `${cursor}:${limit}`;
+    const hit = entries?.get(key);
+    if (hit && (hit.batch.events.length === limit || hit.lastSeq === lastSeq)) return hit.batch;
+    const rows = engine.store.readEvents(sessionId, cursor, limit);
+    const first = rows[0];
+    const last = rows[rows.length - 1];
+    if (!first || !last) return null;
+    const batch: EventBatch = {
+      sessionId,
+      fromSeq: first.seq.toString(),
+      throughSeq: last.seq.toString(),
+      events: rows.map(eventView),
+    };
+    if (!entries) {
+      entries = new Map();
+      this.bySession.set(sessionId, entries);
+    }
+    entries.delete(key);
+    entries.set(key, { lastSeq, batch });
+    if (entries.size > BatchCache.PER_SESSION) entries.delete(entries.keys().next().value!);
+    return batch;
+  }
+}
+
+const batches = new WeakMap<Engine, BatchCache>();
+
+function batchCache(engine: Engine): BatchCache {
+  let cache = batches.get(engine);
+  if (!cache) {
+    cache = new BatchCache();
+    batches.set(engine, cache);
+  }
+  return cache;
+}
+
+/** Lets other sockets, timers and appends run between two pushes of a long replay. */
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** A value a subscription yields when it has to end with an error (the resolver throws it). */
 export type Terminal = StudioError;
 
@@ -54,8 +104,9 @@ export function eventStream(
 ): Repeater<EventBatch | EventView | Terminal> {
   checkCursor(engine, args.sessionId, args.afterSeq, args.clientEpoch);
   const limit = Math.max(1, Math.min(args.maxBatch ?? EVENT_BATCH_DEFAULT, EVENT_BATCH_MAX));
+  const cache = batchCache(engine);
   return new Repeater<EventBatch | EventView | Terminal>(async (push, stop) => {
-    let dirty = true;
+    let dirty: boolean;
     let stopped = false;
     let wake: (() => void) | null = null;
     const unlisten = engine.notifier.onSession(args.sessionId, () => {
@@ -78,25 +129,26 @@ export function eventStream(
             break;
           }
         }
-        const rows = engine.store.readEvents(args.sessionId, cursor, limit);
-        const last = rows[rows.length - 1];
-        if (last) {
-          const first = rows[0]!;
-          cursor = last.seq;
-          if (batch) {
-            await push({
-              sessionId: args.sessionId,
-              fromSeq: first.seq.toString(),
-              throughSeq: last.seq.toString(),
-              events: rows.map(eventView),
-            });
-          } else {
+        if (batch) {
+          const next = cache.read(engine, args.sessionId, cursor, limit);
+          if (next) {
+            cursor = BigInt(next.throughSeq);
+            await push(next);
+            await yieldToLoop();
+            continue;
+          }
+        } else {
+          const rows = engine.store.readEvents(args.sessionId, cursor, limit);
+          const last = rows[rows.length - 1];
+          if (last) {
+            cursor = last.seq;
             for (const row of rows) {
               if (stopped) break;
               await push(eventView(row));
             }
+            await yieldToLoop();
+            continue;
           }
-          continue;
         }
         if (!dirty && !stopped) await new Promise<void>((resolve) => (wake = resolve));
         wake = null;

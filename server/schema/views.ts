@@ -14,8 +14,7 @@ import type {
   SessionRecord,
   ToolCallRecord,
 } from '../store/records.ts';
-import { CONTRACT_VERSION, EVENT_PROTOCOL_VERSION } from '../../protocol/contract.ts';
-import { EVENT_TYPE_MEMBER, isEventType } from '../../protocol/events.ts';
+import { CONTRACT_VERSION } from '../../protocol/contract.ts';
 
 export interface SessionView {
   __typename: 'AgentSession';
@@ -185,20 +184,7 @@ export function projectView(p: ProjectRecord) {
 
 export type EventView = Record<string, unknown> & { __typename: string; seq: string; type: string };
 
-/** An event row as its union member: base fields plus the stored member fields. */
+/** An event row as its union member (the engine stores events in their served shape). */
 export function eventView(row: EventRow): EventView {
-  if (!isEventType(row.type)) throw new Error(`stored event ${row.eventId} has unknown type ${row.type}`);
-  const payload = JSON.parse(row.payload) as Record<string, unknown>;
-  return {
-    ...payload,
-    __typename: EVENT_TYPE_MEMBER[row.type],
-    protocolVersion: EVENT_PROTOCOL_VERSION,
-    eventId: row.eventId,
-    sessionId: row.sessionId,
-    seq: row.seq.toString(),
-    type: row.type,
-    runId: row.runId,
-    version: EVENT_PROTOCOL_VERSION,
-    createdAt: row.createdAt,
-  };
+  return JSON.parse(row.payload) as EventView;
 }

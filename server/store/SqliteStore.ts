@@ -138,6 +138,7 @@ export class SqliteStore implements Store {
       deleteRestore: s('DELETE FROM restore_jobs WHERE tool_call_id = ?'),
       listRestore: s('SELECT state FROM restore_jobs'),
       getQuestion: s('SELECT state FROM questions WHERE session_id = ? AND question_id = ?'),
+      findQuestion: s('SELECT state FROM questions WHERE question_id = ? LIMIT 1'),
       putQuestion: s('INSERT OR REPLACE INTO questions (session_id, question_id, state) VALUES (?, ?, ?)'),
       getBudget: s('SELECT state FROM budgets WHERE session_id = ?'),
       putBudget: s('INSERT OR REPLACE INTO budgets (session_id, state) VALUES (?, ?)'),
@@ -326,6 +327,10 @@ export class SqliteStore implements Store {
   }
   putQuestion(r: QuestionRecord): void {
     this.stmt('putQuestion').run(r.sessionId, r.questionId, JSON.stringify(r));
+  }
+
+  findQuestionById(questionId: string): QuestionRecord | null {
+    return parse(this.stmt('findQuestion').get(questionId) as Row | undefined);
   }
 
   getBudget(sessionId: string): BudgetRecord | null {

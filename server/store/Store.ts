@@ -77,6 +77,8 @@ export interface Store {
 
   getQuestion(sessionId: string, questionId: string): QuestionRecord | null;
   putQuestion(record: QuestionRecord): void;
+  /** A question by id alone (ids are unique per bridge; the first match wins). */
+  findQuestionById(questionId: string): QuestionRecord | null;
 
   getBudget(sessionId: string): BudgetRecord | null;
   putBudget(record: BudgetRecord): void;

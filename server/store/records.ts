@@ -26,7 +26,7 @@ export interface EventRow {
   type: string;
   runId: string | null;
   createdAt: string;
-  /** JSON of the draft's member fields. */
+  /** The whole event as served: JSON of __typename, the AgentEventBase fields and the member fields. */
   payload: string;
   foreignId: string | null;
 }

@@ -31,8 +31,11 @@ export const DEMO_PROJECTS = [
   { projectId: 'cleanup-app', name: 'cleanup-app' },
 ] as const;
 
+/** STOPPED: the studio is shutting down; the approval stays pending for the next start. */
+type Outcome = 'GRANTED' | 'DENIED' | 'EXPIRED' | 'STOPPED';
+
 interface Waiter {
-  resolve: (outcome: 'GRANTED' | 'DENIED' | 'EXPIRED') => void;
+  resolve: (outcome: Outcome) => void;
 }
 
 const MODEL = 'studio-offline-agent';
@@ -83,7 +86,7 @@ export class DemoAgent implements Source {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.ticker) clearInterval(this.ticker);
-    for (const waiter of this.waiters.values()) waiter.resolve('EXPIRED');
+    for (const waiter of [...this.waiters.values()]) waiter.resolve('STOPPED');
     this.waiters.clear();
     await Promise.allSettled([...this.running.values()]);
   }
@@ -322,7 +325,7 @@ export class DemoAgent implements Source {
   }
 
   /** Proposes workspace.file.delete (approval REQUIRED) and waits for the decision or expiry. */
-  private async askToDelete(sessionId: string, runId: string, paths: string[]): Promise<'GRANTED' | 'DENIED' | 'EXPIRED'> {
+  private async askToDelete(sessionId: string, runId: string, paths: string[]): Promise<Outcome> {
     const project = this.engine.projectOfSession(sessionId);
     if (!project) throw new Error('no project');
     const approval = this.engine.proposeWithApproval({
@@ -350,7 +353,7 @@ export class DemoAgent implements Source {
     return outcome;
   }
 
-  private waitFor(approvalId: string, runId: string): Promise<'GRANTED' | 'DENIED' | 'EXPIRED'> {
+  private waitFor(approvalId: string, runId: string): Promise<Outcome> {
     return new Promise((resolve) => {
       this.waiters.set(approvalId, {
         resolve: (outcome) => {
