@@ -5,6 +5,10 @@ export default defineConfig({
   test: {
     projects: [
       {
+        // Node loads graphql-yoga's `graphql` as CommonJS (index.js); without this alias Vite would
+        // resolve the server's own `graphql` import to index.mjs, a second copy whose GraphQLError
+        // Yoga does not recognise, so every extensions.code would be masked as INTERNAL_SERVER_ERROR.
+        resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
         test: {
           name: 'server',
           environment: 'node',

@@ -5,7 +5,8 @@
  * execution of one (batch, document, variables) is memoised, so 50 observers of one session cost
  * one execution per batch instead of 50.
  */
-import { GraphQLError, createSourceEventStream } from 'graphql';
+import { GraphQLError, createSourceEventStream, getOperationAST } from 'graphql';
+import { getVariableValues } from 'graphql/execution/values.js';
 import type { DocumentNode, ExecutionArgs, ExecutionResult } from 'graphql';
 import { compileQuery, isCompiledQuery } from 'graphql-jit';
 import type { CompiledQuery } from 'graphql-jit';
@@ -35,6 +36,18 @@ function compiled(args: ExecutionArgs): Compiled {
 export function jitExecute(args: ExecutionArgs): ExecutionResult | Promise<ExecutionResult> {
   const query = compiled(args);
   if (!isCompiledQuery(query)) return query;
+  // graphql-jit replaces a scalar's own message ("BigInt input must be a decimal string") with a
+  // generic one; graphql-js keeps it, so variables are checked here first.
+  const operation = getOperationAST(args.document, args.operationName);
+  if (operation?.variableDefinitions?.length) {
+    const coerced = getVariableValues(args.schema, operation.variableDefinitions, args.variableValues ?? {});
+    if (coerced.errors)
+      return {
+        errors: coerced.errors.map(
+          (e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'BAD_USER_INPUT', retryable: false } }),
+        ),
+      };
+  }
   return query.query(args.rootValue, args.contextValue, args.variableValues ?? {}) as
     | ExecutionResult
     | Promise<ExecutionResult>;
