@@ -1,0 +1,75 @@
+import { useCallback, useEffect } from 'react';
+import { CheckpointBrowserPage } from '../features/checkpoints/index.ts';
+import { MessageComposer, SessionHeader, useSession } from '../features/sessions/index.ts';
+import { Timeline } from '../features/timeline/index.ts';
+import { Link } from '../ui/router.tsx';
+import { checkpointsHref, eventHref, sessionHref } from './paths.ts';
+import { renderQuestion, renderToolCall } from './renderers.tsx';
+
+/** One session: its header, then the timeline or the checkpoint browser. */
+export function SessionScreen({
+  sessionId,
+  view,
+  focusSeq = null,
+}: {
+  sessionId: string;
+  view: 'timeline' | 'checkpoints';
+  focusSeq?: string | null;
+}) {
+  const { session, fetching, error } = useSession(sessionId);
+  const hrefOf = useCallback((seq: string) => eventHref(sessionId, seq), [sessionId]);
+
+  useEffect(() => {
+    if (session) document.title = `${session.studioTitle || session.sessionId} · Agent Studio`;
+  }, [session]);
+
+  if (!session) {
+    return (
+      <div className="p-6 text-sm text-slate-700 dark:text-slate-200">
+        {error ? (
+          <div role="alert" className="space-y-2">
+            <h1 className="text-lg font-semibold">Session not available</h1>
+            <p>{error}</p>
+            <Link to="/" className="underline">
+              Back to the session list
+            </Link>
+          </div>
+        ) : (
+          <p role="status">{fetching ? 'Loading the session…' : 'Session not found.'}</p>
+        )}
+      </div>
+    );
+  }
+
+  return (
+    <div className="flex min-h-0 flex-1 flex-col">
+      <SessionHeader
+        session={session}
+        timelineHref={sessionHref(sessionId)}
+        checkpointsHref={checkpointsHref(sessionId)}
+        current={view}
+      />
+      {view === 'timeline' ? (
+        <Timeline
+          key={sessionId}
+          sessionId={sessionId}
+          lastEventSeq={session.lastEventSeq}
+          focusSeq={focusSeq}
+          eventHref={hrefOf}
+          checkpointsHref={checkpointsHref(sessionId)}
+          renderToolCall={renderToolCall}
+          renderQuestion={renderQuestion}
+        />
+      ) : (
+        <div className="min-h-0 flex-1 overflow-y-auto">
+          <CheckpointBrowserPage sessionId={sessionId} renderToolCall={renderToolCall} />
+        </div>
+      )}
+      {view === 'timeline' && session.status === 'ACTIVE' ? (
+        <div className="border-t border-slate-200 px-4 py-2 dark:border-slate-700">
+          <MessageComposer sessionId={sessionId} />
+        </div>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,137 @@
+/**
+ * First steps before the app renders: take the token out of the address bar, read the deploy
+ * config, and check the token against the server. The token lives only in sessionStorage (this
+ * tab) and in Authorization headers; it never goes back into a URL.
+ */
+
+export const TOKEN_KEY = 'agent-studio:token';
+
+/** Why the app cannot start, each with its own explanation page. */
+export type BootProblem =
+  | { kind: 'missingToken' }
+  | { kind: 'rejectedToken' }
+  | { kind: 'unreachable'; endpoint: string; detail: string }
+  | { kind: 'badConfig'; detail: string };
+
+export type BootResult =
+  { ok: true; endpoint: string; token: string } | { ok: false; problem: BootProblem };
+
+/**
+ * Moves `#token=...` from the address bar into sessionStorage (replaceState, so it leaves no
+ * history entry) and returns the token this tab should use, or null.
+ */
+export function takeTokenFromLocation(win: Window = window): string | null {
+  const hash = win.location.hash.replace(/^#/, '');
+  if (hash) {
+    const params = new URLSearchParams(hash);
+    const fromHash = params.get('token');
+    if (fromHash !== null) {
+      params.delete('token');
+      const rest = params.toString();
+      win.history.replaceState(
+        win.history.state,
+        '',
+        `${win.location.pathname}${win.location.search}${rest ? `#${rest}` : ''}`,
+      );
+      if (fromHash.trim()) {
+        win.sessionStorage.setItem(TOKEN_KEY, fromHash.trim());
+      }
+    }
+  }
+  return win.sessionStorage.getItem(TOKEN_KEY);
+}
+
+/** Forgets the token of this tab (after the server rejected it). */
+export function forgetToken(win: Window = window): void {
+  win.sessionStorage.removeItem(TOKEN_KEY);
+}
+
+/**
+ * The GraphQL endpoint: `graphqlEndpoint` from /studio-config.json (deploy time), or this
+ * page's own origin + /graphql. Never read from the URL, so a link cannot send the token to
+ * another server.
+ */
+export async function loadEndpoint(
+  fetchImpl: typeof fetch = fetch,
+  origin = window.location.origin,
+): Promise<string> {
+  const fallback = new URL('/graphql', origin).toString();
+  let response: Response;
+  try {
+    response = await fetchImpl('/studio-config.json', { cache: 'no-store' });
+  } catch {
+    return fallback;
+  }
+  if (!response.ok) return fallback;
+  let config: unknown;
+  try {
+    config = await response.json();
+  } catch {
+    throw new Error('studio-config.json is not valid JSON.');
+  }
+  const endpoint = (config as { graphqlEndpoint?: unknown } | null)?.graphqlEndpoint;
+  if (endpoint === null || endpoint === undefined) return fallback;
+  if (typeof endpoint !== 'string')
+    throw new Error('graphqlEndpoint in studio-config.json must be a string or null.');
+  const url = new URL(endpoint, origin);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new Error('graphqlEndpoint in studio-config.json must be an http(s) URL.');
+  }
+  return url.toString();
+}
+
+/** Asks the server a trivial query with the token: 401 means the token is wrong. */
+export async function checkToken(
+  endpoint: string,
+  token: string,
+  fetchImpl: typeof fetch = fetch,
+): Promise<'ok' | 'rejected' | { unreachable: string }> {
+  try {
+    const response = await fetchImpl(endpoint, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/graphql-response+json, application/json',
+        Authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({ query: 'query StudioTokenCheck { __typename }' }),
+    });
+    if (response.status === 401 || response.status === 403) return 'rejected';
+    if (!response.ok)
+      return {
+        unreachable: `The server answered ${response.status} ${response.statusText}`.trim(),
+      };
+    return 'ok';
+  } catch (error) {
+    return { unreachable: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/** Runs the whole boot sequence. */
+export async function bootstrap(
+  win: Window = window,
+  fetchImpl: typeof fetch = fetch,
+): Promise<BootResult> {
+  const token = takeTokenFromLocation(win);
+  let endpoint: string;
+  try {
+    endpoint = await loadEndpoint(fetchImpl, win.location.origin);
+  } catch (error) {
+    return {
+      ok: false,
+      problem: {
+        kind: 'badConfig',
+        detail: error instanceof Error ? error.message : String(error),
+      },
+    };
+  }
+  if (!token) return { ok: false, problem: { kind: 'missingToken' } };
+  const check = await checkToken(endpoint, token, fetchImpl);
+  if (check === 'rejected') {
+    forgetToken(win);
+    return { ok: false, problem: { kind: 'rejectedToken' } };
+  }
+  if (check !== 'ok')
+    return { ok: false, problem: { kind: 'unreachable', endpoint, detail: check.unreachable } };
+  return { ok: true, endpoint, token };
+}

@@ -1,0 +1,87 @@
+import { useSessionControl, type SessionControlState } from '../../graphql/attachment.ts';
+import { SafeText } from '../../ui/SafeText.tsx';
+
+const TONE: Record<SessionControlState, string> = {
+  observer:
+    'border-slate-300 bg-slate-50 text-slate-800 dark:border-slate-600 dark:bg-slate-900 dark:text-slate-200',
+  attaching:
+    'border-blue-300 bg-blue-50 text-blue-900 dark:border-blue-700 dark:bg-blue-950 dark:text-blue-100',
+  attached:
+    'border-emerald-300 bg-emerald-50 text-emerald-900 dark:border-emerald-700 dark:bg-emerald-950 dark:text-emerald-100',
+  fenced:
+    'border-amber-400 bg-amber-50 text-amber-950 dark:border-amber-600 dark:bg-amber-950 dark:text-amber-100',
+  error:
+    'border-red-300 bg-red-50 text-red-900 dark:border-red-700 dark:bg-red-950 dark:text-red-100',
+};
+
+const button =
+  'rounded border border-current px-2 py-0.5 text-xs font-medium hover:bg-white/60 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:bg-black/30';
+
+/**
+ * Says whether this tab is watching or in control of the session, that acting fences every
+ * other tab and client, and, once another one took over, offers to take control back.
+ */
+export function SessionControlBanner({ sessionId }: { sessionId: string }) {
+  const control = useSessionControl(sessionId);
+  const { state } = control;
+  return (
+    <div
+      role={state === 'fenced' || state === 'error' ? 'alert' : 'status'}
+      className={`flex flex-wrap items-center gap-2 rounded border px-3 py-1.5 text-xs ${TONE[state]}`}
+    >
+      {state === 'observer' ? (
+        <span>
+          Watching. Your first action (approve, deny, restore, send, pause, resume, cancel) makes
+          this tab the session&apos;s controller, which fences every other tab and client.
+        </span>
+      ) : null}
+      {state === 'attaching' ? <span>Taking control of the session…</span> : null}
+      {state === 'attached' ? (
+        <>
+          <span>
+            This tab controls the session (client epoch {control.clientEpoch}). Other tabs and
+            clients can only watch.
+            {control.error ? (
+              <>
+                {' '}
+                <SafeText text={control.error} />
+              </>
+            ) : null}
+          </span>
+          <button type="button" className={button} onClick={() => control.release()}>
+            Release control
+          </button>
+        </>
+      ) : null}
+      {state === 'fenced' ? (
+        <>
+          <span>
+            Another tab or client took control of this session. This tab now only watches; its
+            approvals would be refused.
+          </span>
+          <button
+            type="button"
+            className={button}
+            onClick={() => void control.takeControl().catch(() => undefined)}
+          >
+            Take control back
+          </button>
+        </>
+      ) : null}
+      {state === 'error' ? (
+        <>
+          <span>
+            Could not take control: <SafeText text={control.error ?? 'unknown error'} />
+          </span>
+          <button
+            type="button"
+            className={button}
+            onClick={() => void control.takeControl().catch(() => undefined)}
+          >
+            Try again
+          </button>
+        </>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,133 @@
+import { useQuery, useSubscription } from 'urql';
+import { SESSIONS_PAGE_MAX } from '../../../protocol/contract.ts';
+import type { AgentMode, RunStatus, SessionStatus } from '../../../protocol/events.ts';
+import { APP_ID } from '../../graphql/cache.ts';
+import { Link } from '../../ui/router.tsx';
+import { SafeText } from '../../ui/SafeText.tsx';
+import { SessionsQuery, SessionUpdatesSubscription, type SessionSummary } from './documents.ts';
+import { isRunning, MODE_LABEL, RUN_STATUS_LABEL, SESSION_STATUS } from './labels.ts';
+
+/**
+ * Keeps every cached session current: the server pushes a session whenever its status, run,
+ * pending approvals or lastEventSeq change, and the cache updater links new ones into the list.
+ */
+export function useSessionUpdates(): void {
+  useSubscription({ query: SessionUpdatesSubscription, variables: { appId: APP_ID } }, () => true);
+}
+
+export interface SessionsSidebarProps {
+  /** The session being shown (marked as current). */
+  activeSessionId: string | null;
+  /** The path of a session's page. */
+  sessionHref: (sessionId: string) => string;
+}
+
+/** The live list of sessions: title, mode, status, running, pending approvals, source. */
+export function SessionsSidebar({ activeSessionId, sessionHref }: SessionsSidebarProps) {
+  useSessionUpdates();
+  const [{ data, fetching, error }, refetch] = useQuery({
+    query: SessionsQuery,
+    variables: { appId: APP_ID, first: SESSIONS_PAGE_MAX },
+  });
+  const sessions = data?.crowdyStudioAgentSessions.nodes ?? [];
+  return (
+    <nav aria-labelledby="sessions-heading" className="flex min-h-0 flex-col">
+      <h2
+        id="sessions-heading"
+        className="px-3 pt-3 pb-2 text-xs font-semibold tracking-wide text-slate-600 uppercase dark:text-slate-300"
+      >
+        Sessions
+      </h2>
+      {error && !data ? (
+        <div role="alert" className="px-3 text-sm text-red-800 dark:text-red-300">
+          <p>Could not load sessions: {error.message}</p>
+          <button
+            type="button"
+            onClick={() => refetch({ requestPolicy: 'network-only' })}
+            className="mt-1 underline"
+          >
+            Try again
+          </button>
+        </div>
+      ) : null}
+      {fetching && !data ? (
+        <p className="px-3 text-sm text-slate-600 dark:text-slate-300">Loading sessions…</p>
+      ) : null}
+      {data && sessions.length === 0 ? (
+        <p className="px-3 text-sm text-slate-600 dark:text-slate-300">
+          No sessions yet. Start the demo agent or a bridge and they appear here live.
+        </p>
+      ) : null}
+      <ul className="min-h-0 flex-1 space-y-1 overflow-y-auto px-2 pb-3">
+        {sessions.map((session) => (
+          <li key={session.sessionId}>
+            <SessionItem
+              session={session}
+              href={sessionHref(session.sessionId)}
+              current={session.sessionId === activeSessionId}
+            />
+          </li>
+        ))}
+      </ul>
+      {data?.crowdyStudioAgentSessions.hasNextPage ? (
+        <p className="px-3 pb-3 text-xs text-slate-600 dark:text-slate-300">
+          Showing the {SESSIONS_PAGE_MAX} most recent sessions.
+        </p>
+      ) : null}
+    </nav>
+  );
+}
+
+function SessionItem({
+  session,
+  href,
+  current,
+}: {
+  session: SessionSummary;
+  href: string;
+  current: boolean;
+}) {
+  const status = SESSION_STATUS[session.status as SessionStatus];
+  const runStatus = session.activeRun?.status as RunStatus | undefined;
+  const running = isRunning(runStatus);
+  const pending = session.studioPendingApprovals.length;
+  return (
+    <Link
+      to={href}
+      aria-current={current ? 'page' : undefined}
+      className={`block rounded-md px-2 py-2 text-sm focus-visible:outline-2 focus-visible:outline-blue-600 ${
+        current
+          ? 'bg-blue-50 ring-1 ring-blue-300 dark:bg-slate-800 dark:ring-blue-500'
+          : 'hover:bg-slate-100 dark:hover:bg-slate-800'
+      }`}
+    >
+      <span className="flex items-start justify-between gap-2">
+        <span className="min-w-0 flex-1 truncate font-medium text-slate-900 dark:text-slate-50">
+          <SafeText text={session.studioTitle || session.sessionId} />
+        </span>
+        {pending > 0 ? (
+          <span className="shrink-0 rounded-full bg-amber-100 px-2 text-xs font-semibold text-amber-900 dark:bg-amber-900 dark:text-amber-100">
+            {pending} waiting
+            <span className="sr-only"> for approval</span>
+          </span>
+        ) : null}
+      </span>
+      <span className="mt-1 flex flex-wrap items-center gap-x-2 gap-y-0.5 text-xs text-slate-700 dark:text-slate-300">
+        <span className={status.className}>{status.label}</span>
+        <span>{MODE_LABEL[session.mode as AgentMode]}</span>
+        {running && runStatus ? (
+          <span className="inline-flex items-center gap-1 text-blue-800 dark:text-blue-300">
+            <span
+              aria-hidden="true"
+              className="h-2 w-2 rounded-full bg-blue-600 motion-safe:animate-pulse"
+            />
+            {RUN_STATUS_LABEL[runStatus]}
+          </span>
+        ) : null}
+        <span className="truncate text-slate-600 dark:text-slate-400">
+          <SafeText text={session.studioSource} />
+        </span>
+      </span>
+    </Link>
+  );
+}

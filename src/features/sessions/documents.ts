@@ -1,0 +1,114 @@
+import { ApprovalFields } from '../../graphql/eventFragments.ts';
+import { graphql, type ResultOf } from '../../graphql/graphql.ts';
+
+/** What the sidebar and the session header show of a session. */
+export const SessionFields = graphql(
+  `
+    fragment SessionFields on AgentSession @_unmask {
+      sessionId
+      studioTitle
+      studioSource
+      mode
+      status
+      model
+      requestedModel
+      projectId
+      lastEventSeq
+      currentClientEpoch
+      createdAt
+      updatedAt
+      closedAt
+      studioCheckpointsSupported
+      activeRun {
+        runId
+        status
+      }
+      currentRun {
+        runId
+        status
+        errorCode
+        terminalReason
+      }
+      studioPendingApprovals {
+        ...ApprovalFields
+      }
+    }
+  `,
+  [ApprovalFields],
+);
+
+export type SessionSummary = ResultOf<typeof SessionFields>;
+
+export const SessionsQuery = graphql(
+  `
+    query StudioSessions($appId: BigInt!, $first: Int) {
+      crowdyStudioAgentSessions(appId: $appId, first: $first) {
+        hasNextPage
+        endCursor
+        nodes {
+          ...SessionFields
+        }
+      }
+    }
+  `,
+  [SessionFields],
+);
+
+export const SessionUpdatesSubscription = graphql(
+  `
+    subscription StudioSessionUpdates($appId: BigInt!) {
+      studioSessionUpdates(appId: $appId) {
+        ...SessionFields
+      }
+    }
+  `,
+  [SessionFields],
+);
+
+export const SessionQuery = graphql(
+  `
+    query StudioSession($sessionId: String!) {
+      crowdyStudioAgentSession(sessionId: $sessionId) {
+        ...SessionFields
+      }
+    }
+  `,
+  [SessionFields],
+);
+
+export const SendMessageMutation = graphql(`
+  mutation StudioSendMessage($input: SendAgentMessageInput!) {
+    crowdyStudioAgentSendMessage(input: $input) {
+      runId
+      status
+    }
+  }
+`);
+
+export const PauseMutation = graphql(`
+  mutation StudioPause($input: AgentSessionControlInput!) {
+    crowdyStudioAgentPause(input: $input) {
+      sessionId
+      status
+    }
+  }
+`);
+
+export const ResumeMutation = graphql(`
+  mutation StudioResume($input: AgentSessionControlInput!) {
+    crowdyStudioAgentResume(input: $input) {
+      sessionId
+      status
+    }
+  }
+`);
+
+export const CancelRunMutation = graphql(`
+  mutation StudioCancelRun($input: CancelAgentRunInput!) {
+    crowdyStudioAgentCancelRun(input: $input) {
+      runId
+      status
+      cancelled
+    }
+  }
+`);

@@ -1,0 +1,280 @@
+import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { Provider } from 'urql';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { StudioEvent } from '../../graphql/eventFragments.ts';
+import {
+  approval,
+  approvalEvent,
+  budgetEvent,
+  checkpointEvent,
+  eventPage,
+  foreignEvent,
+  leaseEvent,
+  lifecycleEvent,
+  logEvent,
+  logEvents,
+  messageEvent,
+  questionEvent,
+  runEvent,
+  SESSION_ID,
+  stageEvent,
+  threadEvent,
+  toolCall,
+  toolEvent,
+} from '../../test/fixtures.ts';
+import { stubLayout } from '../../test/layout.ts';
+import { makeTestClient, type TestClient } from '../../test/testClient.ts';
+import { Timeline, type TimelineProps } from './Timeline.tsx';
+
+let restoreLayout: () => void = () => undefined;
+beforeEach(() => {
+  restoreLayout = stubLayout();
+});
+afterEach(() => restoreLayout());
+
+function renderTimeline(
+  pages: Record<number, StudioEvent[]>,
+  props: Partial<TimelineProps> = {},
+): TestClient {
+  const test = makeTestClient((operation) => {
+    const page = Number((operation.variables as { page?: string }).page ?? 0);
+    return { data: { studioEventPage: eventPage(page, pages[page] ?? []) } };
+  });
+  const all = Object.values(pages).flat();
+  const last = all.reduce((max, event) => (BigInt(event.seq) > BigInt(max) ? event.seq : max), '0');
+  render(
+    <Provider value={test.client}>
+      <Timeline
+        sessionId={SESSION_ID}
+        lastEventSeq={last}
+        eventHref={(seq) => `/sessions/${SESSION_ID}/events/${seq}`}
+        checkpointsHref={`/sessions/${SESSION_ID}/checkpoints`}
+        {...props}
+      />
+    </Provider>,
+  );
+  return test;
+}
+
+function pushBatch(test: TestClient, events: StudioEvent[]) {
+  act(() => {
+    test.push('studioAgentEventBatches', {
+      studioAgentEventBatches: {
+        __typename: 'StudioAgentEventBatch',
+        sessionId: SESSION_ID,
+        fromSeq: events[0]?.seq,
+        throughSeq: events[events.length - 1]?.seq,
+        events,
+      },
+    });
+  });
+}
+
+const rows = () => screen.getAllByRole('article');
+
+const pendingCall = toolCall({ status: 'WAITING_FOR_APPROVAL', approval: approval() });
+
+/** One event of every union member, in a plausible order. */
+function everyKind(): StudioEvent[] {
+  return [
+    lifecycleEvent(1, 'SESSION_CREATED'),
+    messageEvent(2, 'USER_MESSAGE', 'Please update the changelog'),
+    runEvent(3, 'RUN_FAILED', 'FAILED', {
+      runCode: 'AGENT_TOOL_FAILED',
+      runError: {
+        __typename: 'AgentError',
+        code: 'AGENT_TOOL_FAILED',
+        message: 'disk is full',
+        retryable: false,
+        remediation: 'Free some space',
+        field: null,
+        requiredScope: null,
+      } as never,
+    }),
+    toolEvent(4, 'TOOL_PROPOSED', pendingCall),
+    approvalEvent(5, 'APPROVAL_REQUESTED', pendingCall, approval()),
+    leaseEvent(6, 'LEASE_GRANTED'),
+    checkpointEvent(7),
+    budgetEvent(8),
+    stageEvent(9),
+    logEvent(10),
+    questionEvent(11),
+    threadEvent(12),
+    foreignEvent(13),
+  ];
+}
+
+describe('Timeline', () => {
+  it('renders a readable row for every kind of event, approvals folded into their tool call', async () => {
+    renderTimeline({ 0: everyKind() });
+    await screen.findByText('Please update the changelog');
+    expect(screen.getByText('Session created')).toBeTruthy();
+    expect(screen.getByText('disk is full')).toBeTruthy();
+    expect(screen.getByText('Free some space')).toBeTruthy();
+    expect(
+      screen.getByRole('article', {
+        name: /Tool call workspace\.file\.patch, WAITING_FOR_APPROVAL/,
+      }),
+    ).toBeTruthy();
+    expect(screen.getByText('2 events')).toBeTruthy();
+    expect(screen.getByText(/Held by/)).toBeTruthy();
+    expect(screen.getByRole('link', { name: 'Open in checkpoints' }).getAttribute('href')).toBe(
+      `/sessions/${SESSION_ID}/checkpoints`,
+    );
+    expect(
+      screen
+        .getByRole('meter', { name: 'INPUT_TOKENS (SESSION) used' })
+        .getAttribute('aria-valuetext'),
+    ).toBe('50,000 of 200,000 tokens');
+    expect(
+      screen.getByRole('meter', { name: 'TOOL_CALLS (TURN) used' }).getAttribute('aria-valuenow'),
+    ).toBe('95');
+    expect(screen.getByText('implement')).toBeTruthy();
+    expect(screen.getByText('compiling 12 files')).toBeTruthy();
+    expect(screen.getByText('Which database should I use?')).toBeTruthy();
+    expect(screen.getByText('reviewer')).toBeTruthy();
+    expect(screen.getByText('memory.compacted')).toBeTruthy();
+    expect(screen.getByText('{"kept":12}')).toBeTruthy();
+    // 13 events, the approval folded into the tool call: 12 rows.
+    expect(rows()).toHaveLength(12);
+  });
+
+  it('hands tool calls and questions to the renderers the app provides', async () => {
+    renderTimeline(
+      { 0: everyKind() },
+      {
+        renderToolCall: ({ toolCallId, toolCall: call }) => (
+          <p>{`card for ${toolCallId} (${call?.status})`}</p>
+        ),
+        renderQuestion: ({ questionId }) => <p>{`question card ${questionId}`}</p>,
+      },
+    );
+    expect(await screen.findByText('card for call-1 (WAITING_FOR_APPROVAL)')).toBeTruthy();
+    expect(screen.getByText('question card q-1')).toBeTruthy();
+  });
+
+  it('shows server strings as text, never as markup', async () => {
+    const { container } = { container: document.body };
+    renderTimeline({
+      0: [messageEvent(1, 'USER_MESSAGE', '<img src=x onerror="alert(1)"><b>bold</b>')],
+    });
+    expect(await screen.findByText('<img src=x onerror="alert(1)"><b>bold</b>')).toBeTruthy();
+    expect(container.querySelector('img')).toBeNull();
+    expect(container.querySelector('b')).toBeNull();
+  });
+
+  it('streams assistant chunks into one message that becomes final', async () => {
+    const test = renderTimeline({
+      0: [
+        messageEvent(1, 'USER_MESSAGE', 'Hi'),
+        messageEvent(2, 'ASSISTANT_CHUNK', 'Hello', 'm-a'),
+        messageEvent(3, 'ASSISTANT_CHUNK', ' wor', 'm-a'),
+      ],
+    });
+    expect(await screen.findByText('Hello wor')).toBeTruthy();
+    await waitFor(() => expect(test.subscriptions()).toHaveLength(1));
+    pushBatch(test, [messageEvent(4, 'ASSISTANT_CHUNK', 'ld', 'm-a')]);
+    const bubble = await screen.findByRole('article', { name: /Assistant message, streaming/ });
+    expect(within(bubble).getByText('Hello world')).toBeTruthy();
+    pushBatch(test, [messageEvent(5, 'ASSISTANT_MESSAGE', 'Hello world!', 'm-a')]);
+    const final = await screen.findByRole('article', { name: 'Assistant message, event 2' });
+    expect(within(final).getByText('Hello world!')).toBeTruthy();
+    expect(within(final).queryByText('streaming')).toBeNull();
+    expect(rows()).toHaveLength(2);
+  });
+
+  it('starts the live stream after the newest loaded event, as an observer', async () => {
+    const test = renderTimeline({ 0: logEvents(1, 5) });
+    await waitFor(() => expect(test.subscriptions()).toHaveLength(1));
+    const variables = test.subscriptions()[0]?.variables as Record<string, unknown>;
+    expect(variables.afterSeq).toBe('5');
+    expect(variables.sessionId).toBe(SESSION_ID);
+    expect('clientEpoch' in variables).toBe(false);
+    pushBatch(test, logEvents(6, 7));
+    expect(await screen.findByText('line 7')).toBeTruthy();
+  });
+
+  it('filters by kind, tool and status, and searches the loaded text', async () => {
+    const other = toolCall({
+      toolCallId: 'call-2',
+      toolName: 'shell.run',
+      status: 'SUCCEEDED',
+      safeSummary: 'npm test',
+    });
+    renderTimeline({
+      0: [...everyKind(), toolEvent(14, 'TOOL_SUCCEEDED', other), logEvent(15, 'tests passed')],
+    });
+    await screen.findByText('compiling 12 files');
+    fireEvent.change(screen.getByLabelText('Kind'), { target: { value: 'log' } });
+    expect(rows().map((row) => row.getAttribute('aria-label'))).toEqual([
+      'Log, event 10',
+      'Log, event 15',
+    ]);
+    fireEvent.change(screen.getByLabelText('Kind'), { target: { value: '' } });
+    fireEvent.change(screen.getByLabelText('Tool'), { target: { value: 'shell.run' } });
+    expect(rows()).toHaveLength(1);
+    expect(rows()[0]?.getAttribute('aria-label')).toMatch(/Tool call shell\.run, SUCCEEDED/);
+    fireEvent.change(screen.getByLabelText('Tool'), { target: { value: '' } });
+    fireEvent.change(screen.getByLabelText('Status'), {
+      target: { value: 'WAITING_FOR_APPROVAL' },
+    });
+    expect(rows()).toHaveLength(1);
+    fireEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
+    fireEvent.change(screen.getByLabelText('Search loaded events'), {
+      target: { value: 'CHANGELOG' },
+    });
+    expect(rows().map((row) => row.getAttribute('aria-label'))).toEqual(['User message, event 2']);
+    expect(screen.getByText('1 of 14 loaded rows match.')).toBeTruthy();
+  });
+
+  it('moves focus between events with j and k, but not while typing', async () => {
+    renderTimeline({ 0: logEvents(1, 4) });
+    await screen.findByText('line 4');
+    fireEvent.keyDown(document.body, { key: 'j' });
+    await waitFor(() =>
+      expect(document.activeElement?.getAttribute('aria-label')).toBe('Log, event 1'),
+    );
+    fireEvent.keyDown(document.activeElement as Element, { key: 'j' });
+    await waitFor(() =>
+      expect(document.activeElement?.getAttribute('aria-label')).toBe('Log, event 2'),
+    );
+    fireEvent.keyDown(document.activeElement as Element, { key: 'k' });
+    await waitFor(() =>
+      expect(document.activeElement?.getAttribute('aria-label')).toBe('Log, event 1'),
+    );
+    const search = screen.getByLabelText('Search loaded events');
+    search.focus();
+    fireEvent.keyDown(search, { key: 'j' });
+    expect(document.activeElement).toBe(search);
+  });
+
+  it('scrolls to and highlights a linked event, even one folded into a tool call', async () => {
+    renderTimeline({ 0: everyKind() }, { focusSeq: '5' });
+    const row = await screen.findByRole('article', { name: /Tool call workspace\.file\.patch/ });
+    await waitFor(() => expect(row.getAttribute('aria-current')).toBe('true'));
+    expect(screen.getAllByRole('link', { name: 'Event 4' })[0]?.getAttribute('href')).toBe(
+      `/sessions/${SESSION_ID}/events/4`,
+    );
+  });
+
+  it('says so when a linked event does not exist', async () => {
+    renderTimeline({ 0: logEvents(1, 3) }, { focusSeq: '99' });
+    expect(
+      await screen.findByText('Event #99 is not in this session (yet). The newest event is #3.'),
+    ).toBeTruthy();
+  });
+
+  it('shows an unloaded older page as one row and loads it once it is in view', async () => {
+    const test = renderTimeline({ 0: logEvents(1, 256), 1: logEvents(257, 260) });
+    expect(
+      await screen.findByRole('article', { name: 'Events 1 to 256, not loaded' }),
+    ).toBeTruthy();
+    // jsdom has no layout to scroll in, so the gap row stays in view and page 0 loads after page 1.
+    await screen.findByText('line 1');
+    const pages = test.operations
+      .filter((op) => op.kind === 'query')
+      .map((op) => (op.variables as { page: string }).page);
+    expect(pages).toEqual(['1', '0']);
+    expect(screen.queryByRole('article', { name: /not loaded/ })).toBeNull();
+  });
+});

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest';
+import {
+  approval,
+  approvalEvent,
+  logEvents,
+  messageEvent,
+  toolCall,
+  toolEvent,
+} from '../../test/fixtures.ts';
+import { buildRows, type MessageRow, type ToolCallRow } from './buildRows.ts';
+
+describe('buildRows', () => {
+  it('merges assistant chunks across pages into one message, final once ASSISTANT_MESSAGE lands', () => {
+    const streaming = buildRows([
+      {
+        page: '0',
+        events: [
+          messageEvent(1, 'USER_MESSAGE', 'hi'),
+          messageEvent(2, 'ASSISTANT_CHUNK', 'Hel', 'a'),
+        ],
+        loading: false,
+        error: null,
+      },
+      {
+        page: '1',
+        events: [messageEvent(257, 'ASSISTANT_CHUNK', 'lo', 'a')],
+        loading: false,
+        error: null,
+      },
+    ]);
+    expect(streaming).toHaveLength(2);
+    const bubble = streaming[1] as MessageRow;
+    expect(bubble).toMatchObject({
+      kind: 'message',
+      content: 'Hello',
+      final: false,
+      seqs: ['2', '257'],
+    });
+
+    const done = buildRows([
+      {
+        page: '0',
+        events: [
+          messageEvent(2, 'ASSISTANT_CHUNK', 'Hel', 'a'),
+          messageEvent(3, 'ASSISTANT_MESSAGE', 'Hello.', 'a'),
+          messageEvent(4, 'ASSISTANT_CHUNK', 'late', 'a'),
+        ],
+        loading: false,
+        error: null,
+      },
+    ]);
+    expect(done).toHaveLength(1);
+    expect(done[0]).toMatchObject({ content: 'Hello.', final: true, key: 'message:a' });
+    expect(done[0]?.version).not.toBe(bubble.version);
+  });
+
+  it('folds every event of a tool call, approvals included, into one row at its first loaded event', () => {
+    const waiting = toolCall({ status: 'WAITING_FOR_APPROVAL', approval: approval() });
+    const done = toolCall({ status: 'SUCCEEDED', approval: approval({ status: 'CONSUMED' }) });
+    const rows = buildRows([
+      {
+        page: '0',
+        events: [
+          toolEvent(1, 'TOOL_PROPOSED', waiting),
+          approvalEvent(2, 'APPROVAL_REQUESTED', waiting, approval()),
+          ...logEvents(3, 3),
+        ],
+        loading: false,
+        error: null,
+      },
+      { page: '1', events: [toolEvent(257, 'TOOL_SUCCEEDED', done)], loading: false, error: null },
+    ]);
+    expect(rows.map((row) => row.kind)).toEqual(['toolCall', 'event']);
+    const card = rows[0] as ToolCallRow;
+    expect(card).toMatchObject({
+      key: 'tool:call-1',
+      seqs: ['1', '2', '257'],
+      status: 'SUCCEEDED',
+      toolName: 'workspace.file.patch',
+    });
+    expect(card.toolCall?.approval?.status).toBe('CONSUMED');
+  });
+
+  it('keeps one gap row per page that is not loaded, in seq order', () => {
+    const rows = buildRows([
+      { page: '0', events: null, loading: false, error: null },
+      { page: '1', events: null, loading: true, error: null },
+      { page: '2', events: logEvents(513, 514), loading: false, error: null },
+    ]);
+    expect(rows.map((row) => row.key)).toEqual([
+      'page:0',
+      'page:1',
+      'session-1-e513',
+      'session-1-e514',
+    ]);
+    expect(rows[1]).toMatchObject({
+      kind: 'gap',
+      fromSeq: '257',
+      throughSeq: '512',
+      loading: true,
+    });
+  });
+});

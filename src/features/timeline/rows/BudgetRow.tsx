@@ -1,0 +1,63 @@
+import type { EventOf } from '../../../graphql/eventFragments.ts';
+import { SafeText } from '../../../ui/SafeText.tsx';
+import { EVENT_LABEL, groupDigits } from '../labels.ts';
+import { RowHeader } from './RowHeader.tsx';
+
+/** Percent used, computed in BigInt so large limits stay exact. */
+export function percentUsed(consumed: string, limit: string): number {
+  const max = BigInt(limit);
+  if (max <= 0n) return 0;
+  const used = BigInt(consumed);
+  const basisPoints = (used * 10_000n) / max;
+  return Math.min(100, Number(basisPoints) / 100);
+}
+
+/** A budget snapshot as one used / limit gauge per dimension. */
+export function BudgetRow({ event, href }: { event: EventOf<'AgentBudgetEvent'>; href: string }) {
+  const budget = event.budgetSnapshot;
+  return (
+    <div>
+      <RowHeader
+        label={EVENT_LABEL[event.type]}
+        seq={event.seq}
+        createdAt={event.createdAt}
+        href={href}
+      >
+        <span>
+          paid by <SafeText text={budget.payer} />
+        </span>
+      </RowHeader>
+      <ul className="mt-1 grid gap-1 text-xs sm:grid-cols-2">
+        {budget.dimensions.map((dimension) => {
+          const percent = percentUsed(dimension.consumed, dimension.limit);
+          const label = `${dimension.name} (${dimension.scope})`;
+          return (
+            <li key={`${dimension.name}:${dimension.scope}`}>
+              <div className="flex justify-between gap-2 text-slate-700 dark:text-slate-300">
+                <SafeText text={label} />
+                <span>
+                  {groupDigits(dimension.consumed)} / {groupDigits(dimension.limit)}{' '}
+                  <SafeText text={dimension.unit} />
+                </span>
+              </div>
+              <div
+                role="meter"
+                aria-label={`${label} used`}
+                aria-valuemin={0}
+                aria-valuemax={100}
+                aria-valuenow={percent}
+                aria-valuetext={`${groupDigits(dimension.consumed)} of ${groupDigits(dimension.limit)} ${dimension.unit}`}
+                className="mt-0.5 h-1.5 overflow-hidden rounded bg-slate-200 dark:bg-slate-700"
+              >
+                <div
+                  className={`h-full ${percent >= 90 ? 'bg-red-600' : percent >= 70 ? 'bg-amber-500' : 'bg-emerald-600'}`}
+                  style={{ width: `${percent}%` }}
+                />
+              </div>
+            </li>
+          );
+        })}
+      </ul>
+    </div>
+  );
+}

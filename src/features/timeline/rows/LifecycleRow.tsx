@@ -1,0 +1,38 @@
+import type { EventOf } from '../../../graphql/eventFragments.ts';
+import { SafeText } from '../../../ui/SafeText.tsx';
+import { EVENT_LABEL } from '../labels.ts';
+import { RowHeader } from './RowHeader.tsx';
+
+/** Session, client, mode and context facts: one compact line each. */
+export function LifecycleRow({
+  event,
+  href,
+}: {
+  event: EventOf<'AgentLifecycleEvent'>;
+  href: string;
+}) {
+  const facts: { term: string; value: string }[] = [];
+  if (event.lifecycleMode) facts.push({ term: 'mode', value: event.lifecycleMode });
+  if (event.lifecycleClientEpoch)
+    facts.push({ term: 'client epoch', value: event.lifecycleClientEpoch });
+  if (event.lifecycleReplayAfterSeq)
+    facts.push({ term: 'replay after', value: `#${event.lifecycleReplayAfterSeq}` });
+  if (event.lifecycleContextVersion)
+    facts.push({ term: 'context', value: event.lifecycleContextVersion });
+  if (event.lifecycleReason) facts.push({ term: 'reason', value: event.lifecycleReason });
+  return (
+    <RowHeader
+      label={EVENT_LABEL[event.type]}
+      seq={event.seq}
+      createdAt={event.createdAt}
+      href={href}
+    >
+      {facts.map((fact) => (
+        <span key={fact.term}>
+          {fact.term}{' '}
+          <SafeText text={fact.value} className="font-medium text-slate-800 dark:text-slate-100" />
+        </span>
+      ))}
+    </RowHeader>
+  );
+}

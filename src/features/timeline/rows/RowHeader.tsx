@@ -1,0 +1,36 @@
+import type { ReactNode } from 'react';
+import { CopyButton } from '../../../ui/CopyButton.tsx';
+import { Link } from '../../../ui/router.tsx';
+import { timeOfDay } from '../labels.ts';
+
+export interface RowHeaderProps {
+  label: ReactNode;
+  seq: string;
+  createdAt: string;
+  /** The in-app path of this event (`/sessions/:id/events/:seq`). */
+  href: string;
+  children?: ReactNode;
+}
+
+/** The first line of every row: what happened, when, its seq as a link, and a copy-link button. */
+export function RowHeader({ label, seq, createdAt, href, children }: RowHeaderProps) {
+  const absolute =
+    typeof window === 'undefined' ? href : new URL(href, window.location.origin).toString();
+  return (
+    <div className="flex flex-wrap items-center gap-x-2 gap-y-1 text-xs text-slate-600 dark:text-slate-300">
+      <span className="font-semibold text-slate-900 dark:text-slate-50">{label}</span>
+      {children}
+      <span className="ml-auto inline-flex items-center gap-2">
+        <time dateTime={createdAt}>{timeOfDay(createdAt)}</time>
+        <Link
+          to={href}
+          className="font-mono underline-offset-2 hover:underline"
+          aria-label={`Event ${seq}`}
+        >
+          #{seq}
+        </Link>
+        <CopyButton text={absolute} label={`link to event ${seq}`} />
+      </span>
+    </div>
+  );
+}

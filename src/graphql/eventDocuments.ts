@@ -1,0 +1,71 @@
+import { EVENT_PAGE_SIZE } from '../../protocol/contract.ts';
+import { EventFields } from './eventFragments.ts';
+import { graphql } from './graphql.ts';
+
+/** Events per fixed-size page; the cache, the stream and the timeline agree on it. */
+export const PAGE_SIZE = EVENT_PAGE_SIZE;
+
+/** One fixed-size page of a session's events: seq in [page * size + 1, (page + 1) * size]. */
+export const EventPageQuery = graphql(
+  `
+    query StudioEventPage($sessionId: String!, $page: BigInt!, $size: Int!) {
+      studioEventPage(sessionId: $sessionId, page: $page, size: $size) {
+        sessionId
+        page
+        size
+        fromSeq
+        throughSeq
+        complete
+        events {
+          ...EventFields
+        }
+      }
+    }
+  `,
+  [EventFields],
+);
+
+/** Replay after `afterSeq`, then live, in batches. Observers pass no clientEpoch. */
+export const EventBatchesSubscription = graphql(
+  `
+    subscription StudioEventBatches($sessionId: String!, $afterSeq: BigInt!, $maxBatch: Int) {
+      studioAgentEventBatches(sessionId: $sessionId, afterSeq: $afterSeq, maxBatch: $maxBatch) {
+        sessionId
+        fromSeq
+        throughSeq
+        events {
+          ...EventFields
+        }
+      }
+    }
+  `,
+  [EventFields],
+);
+
+/** History after a cursor, used to fill a gap in the live stream. */
+export const EventHistoryQuery = graphql(
+  `
+    query StudioEventHistory($sessionId: String!, $afterSeq: BigInt, $first: Int) {
+      crowdyStudioAgentHistory(sessionId: $sessionId, afterSeq: $afterSeq, first: $first) {
+        hasMore
+        events {
+          ...EventFields
+        }
+      }
+    }
+  `,
+  [EventFields],
+);
+
+/** The page a seq belongs to (seq 1..256 is page 0), as a decimal string. */
+export function pageOfSeq(seq: string | bigint): string {
+  const value = typeof seq === 'bigint' ? seq : BigInt(seq);
+  return ((value - 1n) / BigInt(PAGE_SIZE)).toString();
+}
+
+/** The first and last seq of a page, as decimal strings. */
+export function pageBounds(page: string | bigint): { fromSeq: string; throughSeq: string } {
+  const p = typeof page === 'bigint' ? page : BigInt(page);
+  const size = BigInt(PAGE_SIZE);
+  return { fromSeq: (p * size + 1n).toString(), throughSeq: ((p + 1n) * size).toString() };
+}

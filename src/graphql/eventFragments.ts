@@ -1,0 +1,243 @@
+import { graphql, type ResultOf } from './graphql.ts';
+
+/** Every field of AgentError, embedded wherever an error travels. */
+export const AgentErrorFields = graphql(`
+  fragment AgentErrorFields on AgentError @_unmask {
+    code
+    message
+    retryable
+    remediation
+    field
+    requiredScope
+  }
+`);
+
+/** An approval as every screen reads it: one entity per approvalId. */
+export const ApprovalFields = graphql(`
+  fragment ApprovalFields on AgentApproval @_unmask {
+    approvalId
+    toolCallId
+    argumentHash
+    status
+    safeSummary
+    clientEpoch
+    expiresAt
+    approved
+    rejected
+    studioSessionId
+    studioReasons
+    studioDecidedAt
+    studioDecisionReason
+    studioAutomatic
+  }
+`);
+
+/**
+ * The current state of one tool call (one entity per toolCallId). Every TOOL_* and APPROVAL_*
+ * event embeds it, so each event refreshes the one card that renders it.
+ */
+export const ToolCallFields = graphql(
+  `
+    fragment ToolCallFields on StudioToolCall @_unmask {
+      toolCallId
+      sessionId
+      runId
+      toolName
+      toolVersion
+      executor
+      status
+      safeSummary
+      argumentHash
+      argumentsJson
+      resultJson
+      error {
+        ...AgentErrorFields
+      }
+      approval {
+        ...ApprovalFields
+      }
+      askedBy
+      proposedAt
+      updatedAt
+      steps {
+        seq
+        type
+        status
+        at
+      }
+    }
+  `,
+  [AgentErrorFields, ApprovalFields],
+);
+
+/**
+ * One event of the union. Member fields whose names clash across members are aliased exactly
+ * as the Crowdy SDK's `CrowdyAgentEventFields` does (crowdy-contract.md section 4.4), so the
+ * selection is valid and matches the SDK fixtures. Key fields (`eventId`, `toolCallId` inside
+ * `studioToolCall`) are never aliased: Graphcache keys read them by name.
+ */
+export const EventFields = graphql(
+  `
+    fragment EventFields on CrowdyStudioAgentEvent @_unmask {
+      __typename
+      ... on AgentEventBase {
+        protocolVersion
+        eventId
+        sessionId
+        seq
+        type
+        runId
+        version
+        createdAt
+      }
+      ... on AgentLifecycleEvent {
+        lifecycleMode: mode
+        lifecycleClientEpoch: clientEpoch
+        lifecycleReplayAfterSeq: replayAfterSeq
+        lifecycleReason: reason
+        lifecycleContextVersion: contextVersion
+      }
+      ... on AgentMessageEvent {
+        messageEventId: messageId
+        messageRole: role
+        messageContent: content
+      }
+      ... on AgentRunEvent {
+        runStatus: status
+        runCode: code
+        runReason: reason
+        runError: error {
+          ...AgentErrorFields
+        }
+      }
+      ... on AgentToolEvent {
+        toolEventCallId: toolCallId
+        toolEventName: toolName
+        toolEventVersion: toolVersion
+        toolStatus: status
+        toolSafeSummary: safeSummary
+        toolDescriptorDigest: descriptorDigest
+        toolArgumentHash: argumentHash
+        toolExecutor: executor
+        toolContextVersion: contextVersion
+        toolClientEpoch: clientEpoch
+        toolArgumentsJson: argumentsJson
+        toolLeaseId: leaseId
+        toolApprovalGrant: approvalGrant
+        toolIdempotencyKey: idempotencyKey
+        toolResultJson: resultJson
+        toolError: error {
+          ...AgentErrorFields
+        }
+        toolDeadline: deadline
+        studioToolCall {
+          ...ToolCallFields
+        }
+      }
+      ... on AgentApprovalEvent {
+        approvalEventId: approvalId
+        approvalToolCallId: toolCallId
+        approvalArgumentHash: argumentHash
+        approvalStatus: status
+        approvalSafeSummary: safeSummary
+        approvalReasons: reasons
+        approvalExpiresAt: expiresAt
+        studioToolCall {
+          ...ToolCallFields
+        }
+      }
+      ... on AgentLeaseEvent {
+        leaseEventId: leaseId
+        leaseKind: kind
+        leaseStatus: status
+        leaseClientEpoch: clientEpoch
+        leaseScopes: scopes
+        leaseHolder: holder
+        leaseContextVersion: contextVersion
+        leaseControlledEntityId: controlledEntityId
+        leaseHostCapabilityRevision: hostCapabilityRevision
+        leaseExpectedProjectRevision: expectedProjectRevision
+        leaseGrantedAt: grantedAt
+        leaseExpiresAt: expiresAt
+        leaseReason: reason
+      }
+      ... on AgentCheckpointEvent {
+        checkpointEventId: checkpointId
+        checkpointProjectRevision: projectRevision
+        checkpointContentHash: contentHash
+        checkpointReason: reason
+        checkpointFiles: files {
+          target
+          path
+          contentHash
+          byteLength
+        }
+        checkpointRestoredAt: restoredAt
+      }
+      ... on AgentBudgetEvent {
+        budgetSnapshot: budget {
+          dimensions {
+            name
+            scope
+            limit
+            reserved
+            consumed
+            remaining
+            unit
+          }
+          resetAt
+          platformFunded
+          payer
+        }
+      }
+      ... on StudioStageEvent {
+        stageFrom: fromStage
+        stageTo: toStage
+        stageDetail: detail
+      }
+      ... on StudioLogEvent {
+        logLevel: level
+        logMessage: message
+        logOrigin: origin
+      }
+      ... on StudioQuestionEvent {
+        question {
+          questionId
+          sessionId
+          kind
+          prompt
+          choices
+          initialText
+          status
+          answerText
+          answerChoiceIndex
+          answerApproved
+          askedBy
+          askedAt
+          answeredAt
+        }
+      }
+      ... on StudioThreadEvent {
+        threadId
+        threadAgentName: agentName
+        threadStatus: status
+      }
+      ... on StudioForeignEvent {
+        foreignSource: source
+        foreignType
+        foreignPayloadJson: payloadJson
+        foreignTruncated: truncated
+      }
+    }
+  `,
+  [AgentErrorFields, ToolCallFields],
+);
+
+/** One event as the timeline reads it (a discriminated union on `__typename`). */
+export type StudioEvent = ResultOf<typeof EventFields>;
+/** A tool call's current state. */
+export type ToolCallState = ResultOf<typeof ToolCallFields>;
+/** An approval's current state. */
+export type ApprovalState = ResultOf<typeof ApprovalFields>;
+/** Narrows the event union to one member. */
+export type EventOf<T extends StudioEvent['__typename']> = Extract<StudioEvent, { __typename: T }>;

@@ -1,0 +1,90 @@
+import { describe, expect, it, vi } from 'vitest';
+import type { ExecutionResult } from '@urql/core';
+import { resumableEventBatches, type FetchHistoryFn, type SubscribeFn } from './eventStream.ts';
+import { logEvents } from '../test/fixtures.ts';
+
+function harness(fetchHistory: FetchHistoryFn = async () => ({ events: [], hasMore: false })) {
+  let sink: Parameters<SubscribeFn>[1] | null = null;
+  const payloads: { query: string; variables?: unknown }[] = [];
+  const subscribe: SubscribeFn = (payload, observer) => {
+    payloads.push(payload);
+    sink = observer;
+    return () => undefined;
+  };
+  const received: ExecutionResult[] = [];
+  const stream = resumableEventBatches(
+    {
+      query: 'subscription StudioEventBatches { studioAgentEventBatches { sessionId } }',
+      variables: { sessionId: 's', afterSeq: '2', maxBatch: 200 },
+      operationName: 'StudioEventBatches',
+      extensions: undefined,
+    },
+    subscribe,
+    fetchHistory,
+  );
+  stream.subscribe({
+    next: (r) => received.push(r),
+    error: () => undefined,
+    complete: () => undefined,
+  });
+  const send = (from: number, through: number) =>
+    sink?.next({
+      data: {
+        studioAgentEventBatches: {
+          sessionId: 's',
+          fromSeq: String(from),
+          throughSeq: String(through),
+          events: logEvents(from, through),
+        },
+      },
+    });
+  const seqsOf = () =>
+    received.map((r) =>
+      (
+        r.data as { studioAgentEventBatches: { events: { seq: string }[] } }
+      ).studioAgentEventBatches.events.map((e) => e.seq),
+    );
+  return { payloads, send, seqsOf, received };
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+describe('resumableEventBatches', () => {
+  it('resends the last applied seq, not the starting one, when graphql-ws reconnects', async () => {
+    const h = harness();
+    const payload = h.payloads[0];
+    expect(JSON.parse(JSON.stringify(payload)).variables.afterSeq).toBe('2');
+    h.send(3, 7);
+    await settle();
+    // graphql-ws serialises the same payload object again on every reconnect.
+    expect(JSON.parse(JSON.stringify(payload)).variables).toEqual({
+      sessionId: 's',
+      afterSeq: '7',
+      maxBatch: 200,
+    });
+  });
+
+  it('drops events at or below the last applied seq', async () => {
+    const h = harness();
+    h.send(3, 5);
+    h.send(4, 6);
+    h.send(1, 6);
+    await settle();
+    expect(h.seqsOf()).toEqual([['3', '4', '5'], ['6']]);
+  });
+
+  it('fills a gap from History before anything after it is passed on', async () => {
+    const fetchHistory = vi.fn<FetchHistoryFn>(async (_sessionId, afterSeq) => ({
+      events: logEvents(Number(afterSeq) + 1, 9),
+      hasMore: false,
+    }));
+    const h = harness(fetchHistory);
+    h.send(3, 4);
+    h.send(8, 10);
+    h.send(11, 11);
+    await settle();
+    await settle();
+    expect(fetchHistory).toHaveBeenCalledWith('s', '4', 200);
+    expect(h.seqsOf()).toEqual([['3', '4'], ['5', '6', '7', '8', '9', '10'], ['11']]);
+  });
+});

@@ -1,0 +1,193 @@
+import type { ExecutionResult, SubscriptionForwarder, SubscriptionOperation } from '@urql/core';
+import { useMemo, useRef } from 'react';
+import { useSubscription } from 'urql';
+import { EVENT_BATCH_DEFAULT, HISTORY_PAGE_MAX } from '../../protocol/contract.ts';
+import { EventBatchesSubscription } from './eventDocuments.ts';
+
+type Row = Record<string, unknown>;
+type FetchBody = SubscriptionOperation;
+type ObservableLike<T> = ReturnType<SubscriptionForwarder> & {
+  subscribe(observer: ObserverLike<T>): { unsubscribe(): void };
+};
+type ObserverLike<T> = { next(value: T): void; error(error: unknown): void; complete(): void };
+
+/** Sends one GraphQL-over-WebSocket request; returns its disposer. */
+export type SubscribeFn = (
+  payload: FetchBody & { query: string },
+  sink: ObserverLike<ExecutionResult>,
+) => () => void;
+
+/** Reads History after a cursor (the events come back in seq order). */
+export type FetchHistoryFn = (
+  sessionId: string,
+  afterSeq: string,
+  first: number,
+) => Promise<{ events: Row[]; hasMore: boolean }>;
+
+const BATCH_FIELD = 'studioAgentEventBatches';
+
+/** True when a forwarded request is the event-batch stream (the one the resume logic applies to). */
+export function isEventBatchRequest(request: FetchBody): boolean {
+  const variables = request.variables as Row | undefined;
+  return (
+    typeof request.query === 'string' &&
+    request.query.includes(BATCH_FIELD) &&
+    typeof variables?.sessionId === 'string' &&
+    typeof variables.afterSeq === 'string'
+  );
+}
+
+function seqOf(event: Row): bigint | null {
+  return typeof event.seq === 'string' ? BigInt(event.seq) : null;
+}
+
+/**
+ * Forwards a `studioAgentEventBatches` subscription so that it survives reconnects exactly:
+ *
+ * - the payload's `variables` is an enumerable getter, so when graphql-ws re-sends the payload
+ *   after a reconnect, `afterSeq` is the last seq this stream applied, not the starting one;
+ * - events at or below the last applied seq are dropped (replays, duplicates);
+ * - when an event arrives past a hole, the hole is filled from History first, so nothing after
+ *   a gap reaches the cache before the gap itself;
+ * - batches are handled one at a time, in arrival order.
+ *
+ * The cursor lives in this closure, outside React state; every subscribe call gets its own.
+ */
+export function resumableEventBatches(
+  request: FetchBody,
+  subscribe: SubscribeFn,
+  fetchHistory: FetchHistoryFn,
+): ObservableLike<ExecutionResult> {
+  return {
+    subscribe(sink) {
+      const variables = (request.variables ?? {}) as Row;
+      const sessionId = String(variables.sessionId);
+      let lastApplied = BigInt(String(variables.afterSeq));
+      let closed = false;
+      let queue: Promise<void> = Promise.resolve();
+
+      const payload = { ...request, query: request.query ?? '' } as FetchBody & { query: string };
+      Object.defineProperty(payload, 'variables', {
+        enumerable: true,
+        configurable: true,
+        get: () => ({ ...variables, afterSeq: lastApplied.toString() }),
+      });
+
+      const fillGap = async (after: bigint, before: bigint): Promise<Row[]> => {
+        const found: Row[] = [];
+        let cursor = after;
+        let stalls = 0;
+        while (cursor + 1n < before && !closed && stalls < 2) {
+          const page = await fetchHistory(sessionId, cursor.toString(), HISTORY_PAGE_MAX);
+          let progressed = false;
+          for (const event of page.events) {
+            const seq = seqOf(event);
+            if (seq === null || seq <= cursor || seq >= before) continue;
+            found.push(event);
+            cursor = seq;
+            progressed = true;
+          }
+          if (!progressed) stalls += 1;
+          if (!page.hasMore && cursor + 1n < before) stalls += 1;
+        }
+        return found;
+      };
+
+      const handle = async (result: ExecutionResult): Promise<void> => {
+        if (closed) return;
+        const data = result.data as Row | null | undefined;
+        const batch = data?.[BATCH_FIELD] as Row | null | undefined;
+        if (!batch || !Array.isArray(batch.events)) {
+          sink.next(result);
+          return;
+        }
+        const incoming = (batch.events as Row[])
+          .filter((event) => seqOf(event) !== null)
+          .sort((a, b) => {
+            const x = seqOf(a) as bigint;
+            const y = seqOf(b) as bigint;
+            return x < y ? -1 : x > y ? 1 : 0;
+          });
+        const events: Row[] = [];
+        let cursor = lastApplied;
+        for (const event of incoming) {
+          const seq = seqOf(event) as bigint;
+          if (seq <= cursor) continue;
+          if (seq > cursor + 1n) {
+            const missing = await fillGap(cursor, seq);
+            if (closed) return;
+            events.push(...missing);
+          }
+          events.push(event);
+          cursor = seq;
+        }
+        if (events.length === 0) return;
+        lastApplied = cursor;
+        sink.next({
+          ...result,
+          data: {
+            ...data,
+            [BATCH_FIELD]: {
+              ...batch,
+              fromSeq: events[0]?.seq,
+              throughSeq: cursor.toString(),
+              events,
+            },
+          },
+        });
+      };
+
+      const enqueue = (task: () => Promise<void> | void) => {
+        queue = queue.then(task).catch((error: unknown) => {
+          if (!closed) sink.error(error);
+        });
+      };
+
+      const dispose = subscribe(payload, {
+        next: (result) => enqueue(() => handle(result)),
+        error: (error) => enqueue(() => (closed ? undefined : sink.error(error))),
+        complete: () => enqueue(() => (closed ? undefined : sink.complete())),
+      });
+
+      return {
+        unsubscribe() {
+          closed = true;
+          dispose();
+        },
+      };
+    },
+  };
+}
+
+/**
+ * Streams a session's events into the cache as an observer (no clientEpoch), starting after
+ * `afterSeq` (the newest seq the timeline has loaded). `afterSeq` is read once: later changes
+ * are ignored, because the stream itself resumes from the last applied seq on reconnect and a
+ * moving variable would tear the subscription down on every event. Pass null to wait.
+ */
+export function useSessionEventStream(
+  sessionId: string,
+  afterSeq: string | null,
+): {
+  error: string | null;
+  streaming: boolean;
+} {
+  const started = useRef<{ sessionId: string; afterSeq: string } | null>(null);
+  if (afterSeq !== null && started.current?.sessionId !== sessionId) {
+    started.current = { sessionId, afterSeq };
+  }
+  const start = started.current?.sessionId === sessionId ? started.current.afterSeq : null;
+  const variables = useMemo(
+    () => ({ sessionId, afterSeq: start ?? '0', maxBatch: EVENT_BATCH_DEFAULT }),
+    [sessionId, start],
+  );
+  const [result] = useSubscription({
+    query: EventBatchesSubscription,
+    variables,
+    pause: start === null,
+  });
+  return {
+    error: result.error ? result.error.message : null,
+    streaming: start !== null && !result.error,
+  };
+}

@@ -1,0 +1,114 @@
+/**
+ * A real urql Client with the production Graphcache config and a scripted transport, for web
+ * tests that must exercise keys, updaters and optimistic results (a mock client would skip them).
+ */
+import {
+  Client,
+  makeErrorResult,
+  makeResult,
+  type Exchange,
+  type Operation,
+  type OperationResult,
+} from '@urql/core';
+import { cacheExchange } from '@urql/exchange-graphcache';
+import {
+  filter,
+  fromPromise,
+  makeSubject,
+  map,
+  mergeMap,
+  pipe,
+  share,
+  takeUntil,
+  type Subject,
+} from 'wonka';
+import { makeCacheConfig } from '../graphql/cache.ts';
+
+export interface ScriptedAnswer {
+  data?: Record<string, unknown> | null;
+  errors?: { message: string; extensions?: Record<string, unknown> }[];
+}
+
+export type Resolver = (operation: Operation) => ScriptedAnswer | Promise<ScriptedAnswer>;
+
+export interface TestClient {
+  client: Client;
+  /** Every operation that reached the transport (not served from cache), in order. */
+  operations: Operation[];
+  /** Pushes a result to every open subscription whose root field is `field`. */
+  push(field: string, data: Record<string, unknown>): void;
+  /** Open subscriptions by operation key. */
+  subscriptions(): Operation[];
+}
+
+function rootField(operation: Operation): string | null {
+  for (const definition of operation.query.definitions) {
+    if (definition.kind === 'OperationDefinition') {
+      const selection = definition.selectionSet.selections[0];
+      if (selection?.kind === 'Field') return selection.name.value;
+    }
+  }
+  return null;
+}
+
+export function makeTestClient(resolve: Resolver = () => ({ data: null })): TestClient {
+  const operations: Operation[] = [];
+  const open = new Map<number, { operation: Operation; subject: Subject<OperationResult> }>();
+
+  const transport: Exchange = () => (ops$) => {
+    const shared = pipe(ops$, share);
+    const teardown = (key: number) =>
+      pipe(
+        shared,
+        filter((op) => op.kind === 'teardown' && op.key === key),
+      );
+    return pipe(
+      shared,
+      filter((op) => op.kind !== 'teardown'),
+      mergeMap((operation) => {
+        operations.push(operation);
+        if (operation.kind === 'subscription') {
+          const subject = makeSubject<OperationResult>();
+          open.set(operation.key, { operation, subject });
+          return pipe(
+            subject.source,
+            takeUntil(
+              pipe(
+                teardown(operation.key),
+                map((op) => {
+                  open.delete(op.key);
+                  return op;
+                }),
+              ),
+            ),
+          );
+        }
+        return pipe(
+          fromPromise(Promise.resolve().then(() => resolve(operation))),
+          map((answer) =>
+            answer.data === undefined && !answer.errors
+              ? makeErrorResult(operation, new Error('No scripted answer'))
+              : makeResult(operation, { data: answer.data ?? null, errors: answer.errors }),
+          ),
+          takeUntil(teardown(operation.key)),
+        );
+      }),
+    );
+  };
+
+  const client = new Client({
+    url: 'http://studio.test/graphql',
+    exchanges: [cacheExchange(makeCacheConfig()), transport],
+  });
+
+  return {
+    client,
+    operations,
+    push(field, data) {
+      for (const { operation, subject } of open.values()) {
+        if (rootField(operation) === field) subject.next(makeResult(operation, { data }));
+      }
+    },
+    subscriptions: () => [...open.values()].map((entry) => entry.operation),
+  };
+}
