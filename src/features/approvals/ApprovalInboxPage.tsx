@@ -1,0 +1,133 @@
+import { useEffect, useId, type ReactNode } from 'react';
+import { Countdown, useNow } from '../../ui/Countdown.tsx';
+import { Link } from '../../ui/router.tsx';
+import { SafeText } from '../../ui/SafeText.tsx';
+import { useApprovalNotifier } from './useApprovalNotifier.ts';
+import { usePendingApprovals } from './usePendingApprovals.ts';
+
+/** Renders the full tool-call card (with its approval prompt); src/app passes the tool-calls feature's card. */
+export type RenderToolCall = (ids: { toolCallId: string; sessionId: string }) => ReactNode;
+
+const BASE_TITLE = 'Approval inbox · Agent Studio';
+
+const button =
+  'rounded border border-slate-300 px-2 py-1 text-sm hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 dark:border-slate-600 dark:hover:bg-slate-800';
+
+/**
+ * Every pending approval across sessions, soonest to expire first, each with the same card and
+ * actions as in its session. The pending count is in the page title; browser notifications for
+ * approvals arriving in the background are opt-in.
+ */
+export function ApprovalInboxPage({
+  renderToolCall,
+  sessionHref = (sessionId) => `/sessions/${encodeURIComponent(sessionId)}`,
+}: {
+  renderToolCall: RenderToolCall;
+  sessionHref?: (sessionId: string) => string;
+}) {
+  const headingId = useId();
+  const { items, loaded, error } = usePendingApprovals();
+  const now = useNow(1000, items.length > 0);
+  const open = items.filter((item) => Date.parse(item.approval.expiresAt) > now).length;
+  const notifier = useApprovalNotifier(items, loaded);
+
+  useEffect(() => {
+    const previous = document.title;
+    return () => {
+      document.title = previous;
+    };
+  }, []);
+  useEffect(() => {
+    document.title = open > 0 ? `(${open}) ${BASE_TITLE}` : BASE_TITLE;
+  }, [open]);
+
+  return (
+    <section aria-labelledby={headingId} className="mx-auto max-w-4xl space-y-4 p-4">
+      <header className="flex flex-wrap items-center justify-between gap-2">
+        <div>
+          <h1 id={headingId} className="text-xl font-semibold">
+            Approval inbox
+          </h1>
+          <p className="text-sm text-slate-600 dark:text-slate-400" aria-live="polite">
+            {open === 1 ? '1 approval waits' : `${open} approvals wait`} for a decision, soonest to
+            expire first.
+          </p>
+        </div>
+        <NotificationControl {...notifier} />
+      </header>
+
+      {error ? (
+        <p role="alert" className="text-sm text-red-800 dark:text-red-300">
+          Could not load pending approvals: <SafeText text={error} />
+        </p>
+      ) : null}
+      {!loaded && !error ? <p role="status">Loading pending approvals…</p> : null}
+      {loaded && items.length === 0 ? (
+        <p className="rounded border border-dashed border-slate-300 p-4 text-sm text-slate-600 dark:border-slate-700 dark:text-slate-400">
+          No approvals are waiting. New ones appear here as agents ask.
+        </p>
+      ) : null}
+
+      <ol aria-label="Pending approvals" className="space-y-4">
+        {items.map((item) => (
+          <li key={item.approval.approvalId} className="space-y-1">
+            <p className="flex flex-wrap items-center gap-2 text-sm">
+              <Link
+                to={sessionHref(item.session.sessionId)}
+                className="font-medium text-blue-700 underline hover:text-blue-900 dark:text-blue-300"
+              >
+                <SafeText text={item.session.studioTitle ?? item.session.sessionId} />
+              </Link>
+              <span className="text-slate-600 dark:text-slate-400">{item.session.mode}</span>
+              <span>
+                expires in <Countdown to={item.approval.expiresAt} />
+              </span>
+            </p>
+            {renderToolCall({
+              toolCallId: item.approval.toolCallId,
+              sessionId: item.session.sessionId,
+            })}
+          </li>
+        ))}
+      </ol>
+    </section>
+  );
+}
+
+function NotificationControl({
+  permission,
+  enabled,
+  enable,
+  disable,
+}: ReturnType<typeof useApprovalNotifier>) {
+  if (permission === 'unsupported') {
+    return (
+      <p className="text-xs text-slate-600 dark:text-slate-400">
+        This browser cannot show notifications.
+      </p>
+    );
+  }
+  if (permission === 'denied') {
+    return (
+      <p className="text-xs text-slate-600 dark:text-slate-400">
+        Notifications are blocked for this site; allow them in the browser’s site settings to be
+        told about new approvals.
+      </p>
+    );
+  }
+  if (enabled) {
+    return (
+      <p className="flex items-center gap-2 text-xs">
+        Notifying you when an approval arrives while this tab is in the background.
+        <button type="button" className={button} onClick={disable}>
+          Turn off notifications
+        </button>
+      </p>
+    );
+  }
+  return (
+    <button type="button" className={button} onClick={() => void enable()}>
+      Notify me of new approvals
+    </button>
+  );
+}

@@ -1,0 +1,3 @@
+export { ApprovalInboxPage, type RenderToolCall } from './ApprovalInboxPage.tsx';
+export { useInboxCount } from './useInboxCount.ts';
+export { useBackgroundApprovalNotifications } from './useApprovalNotifier.ts';

@@ -1,0 +1,417 @@
+import { act, render, screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import axe from 'axe-core';
+import { Provider } from 'urql';
+import { describe, expect, it, vi } from 'vitest';
+import { EventBatchesSubscription } from '../../graphql/eventDocuments.ts';
+import { makeFakeStudio, studioError, type Handler } from '../../test/fakeStudio.ts';
+import { attachHandlers, makeApproval, makeToolCall } from '../../test/studioFixtures.ts';
+import { CheckpointBrowserPage } from './CheckpointBrowserPage.tsx';
+
+const hash = (c: string) => `sha256:${c.repeat(64)}`;
+const file = (path: string, h: string, byteLength = 100, target = 'SERVER') => ({
+  target,
+  path,
+  contentHash: hash(h),
+  byteLength,
+});
+
+function checkpoint(
+  id: string,
+  revision: string,
+  files: ReturnType<typeof file>[],
+  overrides: Record<string, unknown> = {},
+) {
+  return {
+    __typename: 'StudioCheckpoint',
+    checkpointId: id,
+    sessionId: 'session-1',
+    projectId: 'project-1',
+    projectRevision: revision,
+    contentHash: hash(id.slice(-1)),
+    reason: 'AGENT_WRITE',
+    files,
+    fileCount: files.length,
+    totalBytes: String(files.reduce((sum, f) => sum + f.byteLength, 0)),
+    createdAt: '2026-11-30T09:40:00.000Z',
+    restoredAt: null,
+    exactPreImage: true,
+    ...overrides,
+  };
+}
+
+const cp1 = checkpoint('cp1-0000-0000-0001', '1', [file('src/a.ts', '1'), file('src/b.ts', '2')]);
+const cp2 = checkpoint(
+  'cp2-0000-0000-0002',
+  '2',
+  [file('src/a.ts', '1'), file('src/b.ts', '3'), file('src/c.ts', '4', 5000)],
+  {
+    restoredAt: '2026-11-30T09:45:00.000Z',
+  },
+);
+const cp3 = checkpoint(
+  'cp3-0000-0000-0003',
+  '3',
+  [file('src/b.ts', '3'), file('src/c.ts', '4', 5000), file('src/d.ts', '5', 20)],
+  {
+    reason: 'MANUAL',
+    exactPreImage: false,
+  },
+);
+
+function project(revision = '4') {
+  return {
+    __typename: 'StudioProject',
+    projectId: 'project-1',
+    name: 'Sample project',
+    revision,
+    contentHash: hash('9'),
+    updatedAt: '2026-11-30T09:50:00.000Z',
+    files: [file('src/b.ts', '6'), file('src/c.ts', '4', 5000), file('src/e.ts', '7')],
+  };
+}
+
+function connection(nodes: unknown[], supported = true, unsupportedReason: string | null = null) {
+  return {
+    supported,
+    unsupportedReason,
+    pageInfo: { hasNextPage: false, endCursor: null },
+    edges: nodes.map((node, index) => ({ cursor: String(index), node })),
+  };
+}
+
+const byId = (list: ReturnType<typeof checkpoint>[]) => (args: Record<string, unknown>) =>
+  list.find((c) => c.checkpointId === args.checkpointId) ?? null;
+
+function setup(extra: Record<string, Handler> = {}) {
+  const all = [cp3, cp2, cp1];
+  const studio = makeFakeStudio({
+    ...attachHandlers(),
+    studioCheckpoints: () => connection(all),
+    studioCheckpoint: byId(all),
+    studioProject: () => project(),
+    ...extra,
+  });
+  render(
+    <Provider value={studio.client}>
+      <CheckpointBrowserPage
+        sessionId="session-1"
+        renderToolCall={({ toolCallId, sessionId }) => (
+          <p>
+            approval card for {toolCallId} in {sessionId}
+          </p>
+        )}
+      />
+    </Provider>,
+  );
+  return studio;
+}
+
+describe('CheckpointBrowserPage', () => {
+  it('lists checkpoints with reason, revision, short hash, file count and markers', async () => {
+    setup();
+    const cp2Row = (await screen.findByRole('rowheader', { name: 'cp2-0000…' })).closest(
+      'tr',
+    ) as HTMLElement;
+    const cells = within(cp2Row);
+    expect(cells.getByText('Before an agent write')).toBeTruthy();
+    expect(cells.getByText('2', { selector: 'td' })).toBeTruthy();
+    expect(cells.getByText(`sha256:${'2'.repeat(12)}…`)).toBeTruthy();
+    expect(cells.getByText(/^3 \(/)).toBeTruthy();
+    expect(cells.getByText(/^Restored/)).toBeTruthy();
+    expect(cells.getByText('Exact pre-image')).toBeTruthy();
+    expect(
+      cells.getByRole('button', { name: 'Copy content hash of checkpoint cp2-0000…' }),
+    ).toBeTruthy();
+    expect(screen.getByText('Manual')).toBeTruthy();
+    expect(screen.getByText('Current project')).toBeTruthy();
+  });
+
+  it('shows why a session has no checkpoints instead of an empty list', async () => {
+    setup({
+      studioCheckpoints: () =>
+        connection([], false, 'Managed Agents sessions keep no checkpoint store.'),
+    });
+    expect(
+      await screen.findByText('Managed Agents sessions keep no checkpoint store.'),
+    ).toBeTruthy();
+    expect(screen.queryByRole('table')).toBeNull();
+  });
+
+  it('shows a checkpoint’s files, sortable and filtered by path', async () => {
+    const user = userEvent.setup();
+    setup();
+    await user.click(await screen.findByRole('button', { name: 'Files of checkpoint cp2-0000…' }));
+    const panel = await screen.findByRole('region', { name: 'Files of checkpoint cp2-0000…' });
+    const table = await within(panel).findByRole('table');
+    const paths = () =>
+      within(table)
+        .getAllByRole('row')
+        .slice(1)
+        .map((r) => r.querySelectorAll('td')[1]?.textContent);
+    expect(paths()).toEqual(['src/a.ts', 'src/b.ts', 'src/c.ts']);
+    await user.click(within(table).getByRole('button', { name: 'Size' }));
+    await user.click(within(table).getByRole('button', { name: /Size/ }));
+    expect(
+      within(table).getByRole('columnheader', { name: /Size/ }).getAttribute('aria-sort'),
+    ).toBe('descending');
+    expect(paths()[0]).toBe('src/c.ts');
+    await user.type(within(panel).getByLabelText('Filter by path'), 'b.ts');
+    expect(paths()).toEqual(['src/b.ts']);
+    expect(within(panel).getByText('1 of 3 files')).toBeTruthy();
+  });
+
+  it('compares two checkpoints by file hash', async () => {
+    const user = userEvent.setup();
+    setup();
+    await user.click(
+      await screen.findByRole('radio', { name: 'Compare from checkpoint cp1-0000…' }),
+    );
+    await user.click(screen.getByRole('radio', { name: 'Compare to checkpoint cp3-0000…' }));
+    const view = await screen.findByRole('region', {
+      name: 'Compare checkpoint cp1-0000… → checkpoint cp3-0000…',
+    });
+    // cp1 {a:1, b:2} → cp3 {b:3, c:4, d:5}
+    expect((view.querySelector('dl') as HTMLElement).textContent).toBe(
+      'Added2Removed1Changed1Unchanged0',
+    );
+    const rows = within(view)
+      .getAllByRole('row')
+      .slice(1)
+      .map((r) => [
+        (r as HTMLTableRowElement).cells[0]?.textContent,
+        (r as HTMLTableRowElement).cells[2]?.textContent,
+      ]);
+    expect(rows).toEqual([
+      ['Removed', 'src/a.ts'],
+      ['Changed', 'src/b.ts'],
+      ['Added', 'src/c.ts'],
+      ['Added', 'src/d.ts'],
+    ]);
+  });
+
+  it('compares a checkpoint with the current project', async () => {
+    const user = userEvent.setup();
+    setup();
+    await user.click(
+      await screen.findByRole('button', {
+        name: 'Compare checkpoint cp3-0000… with the current project',
+      }),
+    );
+    const view = await screen.findByRole('region', {
+      name: 'Compare checkpoint cp3-0000… → the current project',
+    });
+    // cp3 {b:3, c:4, d:5} → project {b:6, c:4, e:7}
+    const dl = view.querySelector('dl') as HTMLElement;
+    expect(dl.textContent).toBe('Added1Removed1Changed1Unchanged1');
+  });
+  it('has no serious accessibility violations with files, a comparison and a restore preview open', async () => {
+    const user = userEvent.setup();
+    const container = document.body;
+    setup();
+    await user.click(await screen.findByRole('button', { name: 'Files of checkpoint cp2-0000…' }));
+    await user.click(
+      screen.getByRole('button', { name: 'Compare checkpoint cp3-0000… with the current project' }),
+    );
+    await user.click(screen.getByRole('button', { name: 'Restore checkpoint cp1-0000……' }));
+    await screen.findByRole('button', { name: 'Restore this checkpoint…' });
+    await screen.findByRole('region', {
+      name: 'Compare checkpoint cp3-0000… → the current project',
+    });
+    const results = await axe.run(container, { rules: { 'color-contrast': { enabled: false } } });
+    const serious = results.violations.filter(
+      (v) => v.impact === 'serious' || v.impact === 'critical',
+    );
+    expect(serious.map((v) => `${v.id}: ${v.nodes.map((n) => n.html).join(' | ')}`)).toEqual([]);
+  });
+});
+
+describe('CheckpointBrowserPage restore', () => {
+  const restoreApproval = () =>
+    makeApproval({
+      approvalId: 'approval-r',
+      toolCallId: 'call-r',
+      studioReasons: ['Restore replaces the current project snapshot.'],
+      studioToolCall: makeToolCall({
+        toolCallId: 'call-r',
+        toolName: 'project.checkpoint.restore',
+        status: 'WAITING_FOR_APPROVAL',
+        approval: makeApproval({ approvalId: 'approval-r', toolCallId: 'call-r' }),
+      }),
+    });
+
+  async function openRestore(user: ReturnType<typeof userEvent.setup>) {
+    // cp1 {a:1, b:2} over the project {b:6, c:4, e:7}: a re-created, b overwritten, c and e deleted.
+    await user.click(await screen.findByRole('button', { name: 'Restore checkpoint cp1-0000……' }));
+    return screen.findByRole('region', { name: 'Restore checkpoint cp1-0000…' });
+  }
+
+  it('previews, confirms by name, requests and shows the pending approval', async () => {
+    const user = userEvent.setup();
+    const studio = setup({
+      studioRequestCheckpointRestore: () => restoreApproval(),
+      studioToolCall: () => restoreApproval().studioToolCall,
+    });
+    const flow = await openRestore(user);
+    await within(flow).findByRole('button', { name: 'Restore this checkpoint…' });
+    expect((flow.querySelector('dl') as HTMLElement).textContent).toBe(
+      'Re-created1Deleted2Overwritten1Unchanged0',
+    );
+    expect(within(flow).getByText('src/e.ts')).toBeTruthy();
+
+    await user.click(within(flow).getByRole('button', { name: 'Restore this checkpoint…' }));
+    const confirm = within(flow).getByRole('alertdialog', { name: 'Confirm restore' });
+    expect(
+      within(confirm).getByText(/Restore checkpoint cp1-0000… \(Before an agent write, revision 1/),
+    ).toBeTruthy();
+    expect(within(confirm).getByText(/fenced/)).toBeTruthy();
+    expect(document.activeElement).toBe(within(confirm).getByRole('button', { name: 'Back' }));
+    expect(studio.calls.some((c) => c.field === 'studioRequestCheckpointRestore')).toBe(false);
+
+    await user.click(
+      within(confirm).getByRole('button', { name: /^Request restore of checkpoint/ }),
+    );
+    expect(await within(flow).findByText('approval card for call-r in session-1')).toBeTruthy();
+    expect(within(flow).getByText(/Waiting for your approval of the restore call/)).toBeTruthy();
+    const request = studio.calls.find((c) => c.field === 'studioRequestCheckpointRestore');
+    expect(request?.args.input).toMatchObject({
+      sessionId: 'session-1',
+      clientEpoch: '1',
+      checkpointId: 'cp1-0000-0000-0001',
+      checkpointContentHash: hash('1'),
+      expectedRevision: '4',
+    });
+  });
+
+  it('follows the restore call through events to success and offers to undo it', async () => {
+    const user = userEvent.setup();
+    const preimage = checkpoint('cp9-0000-0000-0009', '4', project().files, {
+      reason: 'RESTORE_PREIMAGE',
+    });
+    const studio = setup({
+      studioRequestCheckpointRestore: () => restoreApproval(),
+      studioToolCall: () => restoreApproval().studioToolCall,
+      studioCheckpoint: byId([cp3, cp2, cp1, preimage]),
+    });
+    const flow = await openRestore(user);
+    await user.click(await within(flow).findByRole('button', { name: 'Restore this checkpoint…' }));
+    await user.click(within(flow).getByRole('button', { name: /^Request restore of checkpoint/ }));
+    await within(flow).findByText('approval card for call-r in session-1');
+
+    const sub = studio.client
+      .subscription(EventBatchesSubscription, { sessionId: 'session-1', afterSeq: '0' })
+      .subscribe(() => undefined);
+    const toolEvent = (seq: string, status: string, extra: Record<string, unknown>) => ({
+      __typename: 'StudioAgentEventBatch',
+      sessionId: 'session-1',
+      fromSeq: seq,
+      throughSeq: seq,
+      events: [
+        {
+          __typename: 'AgentToolEvent',
+          protocolVersion: 'crowdy.agent-event/1',
+          eventId: `event-${seq}`,
+          sessionId: 'session-1',
+          seq,
+          type: status === 'SUCCEEDED' ? 'TOOL_SUCCEEDED' : 'TOOL_DISPATCHED',
+          runId: 'run-1',
+          version: '1',
+          createdAt: '2026-11-30T09:51:00.000Z',
+          toolCallId: 'call-r',
+          toolName: 'project.checkpoint.restore',
+          toolVersion: '1.0.0',
+          status,
+          studioToolCall: makeToolCall({
+            toolCallId: 'call-r',
+            toolName: 'project.checkpoint.restore',
+            status,
+            ...extra,
+          }),
+        },
+      ],
+    });
+    await act(async () => {
+      await Promise.resolve();
+    });
+    await act(async () => {
+      studio.publish('studioAgentEventBatches', toolEvent('20', 'RUNNING', {}));
+    });
+    expect(await within(flow).findByText(/Restoring… the project is being written/)).toBeTruthy();
+    await act(async () => {
+      studio.publish(
+        'studioAgentEventBatches',
+        toolEvent('21', 'SUCCEEDED', {
+          resultJson: JSON.stringify({
+            project: { revision: '5' },
+            preRestoreCheckpoint: { checkpointId: 'cp9-0000-0000-0009' },
+          }),
+        }),
+      );
+    });
+    expect(
+      await within(flow).findByText(
+        /Restored checkpoint cp1-0000…\. The project is now at revision 5\./,
+      ),
+    ).toBeTruthy();
+    expect(
+      within(flow).getByText(/saved as checkpoint cp9-0000… \(RESTORE_PREIMAGE\)/),
+    ).toBeTruthy();
+    sub.unsubscribe();
+
+    await user.click(within(flow).getByRole('button', { name: 'Undo restore' }));
+    const undo = await screen.findByRole('region', { name: 'Restore checkpoint cp9-0000…' });
+    await within(undo).findByRole('button', { name: 'Restore this checkpoint…' });
+    expect(within(undo).getByText(/Before a restore, revision/)).toBeTruthy();
+  });
+
+  it('says the project moved on after a revision conflict and refreshes the preview', async () => {
+    const user = userEvent.setup();
+    let revision = '4';
+    const studio = setup({
+      studioProject: () => project(revision),
+      studioRequestCheckpointRestore: () => {
+        throw studioError('CROWDY_STUDIO_REVISION_CONFLICT', 'expectedRevision is stale');
+      },
+    });
+    const flow = await openRestore(user);
+    await user.click(await within(flow).findByRole('button', { name: 'Restore this checkpoint…' }));
+    revision = '5';
+    await user.click(within(flow).getByRole('button', { name: /^Request restore of checkpoint/ }));
+    const alert = await within(flow).findByRole('alert');
+    expect(within(alert).getByText('CROWDY_STUDIO_REVISION_CONFLICT')).toBeTruthy();
+    expect(
+      within(alert).getByText(
+        /The project moved on since this preview: it is no longer at revision 4/,
+      ),
+    ).toBeTruthy();
+    expect(within(flow).queryByText(/approval card/)).toBeNull();
+    const before = studio.calls.filter((c) => c.field === 'studioProject').length;
+    await user.click(within(alert).getByRole('button', { name: 'Refresh and preview again' }));
+    await vi.waitFor(() =>
+      expect(studio.calls.filter((c) => c.field === 'studioProject').length).toBeGreaterThan(
+        before,
+      ),
+    );
+    expect(await within(flow).findByText(/\(revision 5\)/)).toBeTruthy();
+    expect(studio.calls.filter((c) => c.field === 'studioRequestCheckpointRestore')).toHaveLength(
+      1,
+    );
+  });
+
+  it('says so when the checkpoint is not found', async () => {
+    const user = userEvent.setup();
+    setup({
+      studioRequestCheckpointRestore: () => {
+        throw studioError('AGENT_CHECKPOINT_NOT_FOUND', 'no such checkpoint');
+      },
+    });
+    const flow = await openRestore(user);
+    await user.click(await within(flow).findByRole('button', { name: 'Restore this checkpoint…' }));
+    await user.click(within(flow).getByRole('button', { name: /^Request restore of checkpoint/ }));
+    expect(
+      await within(flow).findByText(
+        /The server has no checkpoint cp1-0000… with this content hash/,
+      ),
+    ).toBeTruthy();
+  });
+});

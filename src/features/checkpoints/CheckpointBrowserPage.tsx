@@ -1,0 +1,545 @@
+import { useCallback, useEffect, useId, useState } from 'react';
+import { useQuery } from 'urql';
+import { CHECKPOINTS_PAGE_MAX } from '../../../protocol/contract.ts';
+import type { ResultOf } from '../../graphql/graphql.ts';
+import { CopyButton } from '../../ui/CopyButton.tsx';
+import { SafeText } from '../../ui/SafeText.tsx';
+import { ComparisonCounts, ComparisonTable } from './CheckpointCompare.tsx';
+import { CheckpointFilesTable } from './CheckpointFilesTable.tsx';
+import { compareFiles, type ManifestFile } from './compareFiles.ts';
+import { CheckpointQuery, CheckpointsQuery, ProjectQuery } from './documents.ts';
+import { dateTimeOf, formatBytes, REASON_LABEL, shortHash, shortId } from './format.ts';
+import { RestoreFlow, type RenderToolCall } from './RestoreFlow.tsx';
+
+type Checkpoint = NonNullable<ResultOf<typeof CheckpointQuery>['studioCheckpoint']>;
+
+/** One side of a comparison: a checkpoint by id, or the project as it is now. */
+type Side = { kind: 'checkpoint'; checkpointId: string } | { kind: 'project' };
+
+const PROJECT: Side = { kind: 'project' };
+const sameSide = (a: Side | null, b: Side | null) =>
+  a !== null &&
+  b !== null &&
+  (a.kind === 'project'
+    ? b.kind === 'project'
+    : b.kind === 'checkpoint' && a.checkpointId === b.checkpointId);
+
+const small =
+  'rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 disabled:opacity-50 dark:border-slate-600 dark:hover:bg-slate-800';
+
+/**
+ * A session's checkpoints (newest first, paged), each checkpoint's files, a comparison of any
+ * two of them or of one with the current project, and restore with undo. Restores are approved
+ * on the tool-call card that src/app renders through `renderToolCall`.
+ */
+export function CheckpointBrowserPage({
+  sessionId,
+  renderToolCall,
+}: {
+  sessionId: string;
+  renderToolCall: RenderToolCall;
+}) {
+  const headingId = useId();
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  const [refreshCount, setRefreshCount] = useState(0);
+  const [filesOf, setFilesOf] = useState<string | null>(null);
+  const [from, setFrom] = useState<Side | null>(null);
+  const [to, setTo] = useState<Side | null>(null);
+  const [restore, setRestore] = useState<{ checkpointId: string; attempt: number } | null>(null);
+  const [{ data, fetching, error }] = useQuery({
+    query: CheckpointsQuery,
+    variables: { sessionId, after: null, first: CHECKPOINTS_PAGE_MAX },
+  });
+  const [{ data: projectData }, refetchProject] = useQuery({
+    query: ProjectQuery,
+    variables: { sessionId },
+  });
+  const project = projectData?.studioProject ?? null;
+  const connection = data?.studioCheckpoints;
+
+  const onRestored = useCallback(() => {
+    setRefreshCount((count) => count + 1);
+    refetchProject({ requestPolicy: 'network-only' });
+  }, [refetchProject]);
+
+  const startRestore = (checkpointId: string) =>
+    setRestore((current) => ({ checkpointId, attempt: (current?.attempt ?? 0) + 1 }));
+
+  return (
+    <section aria-labelledby={headingId} className="space-y-4 p-4">
+      <header className="space-y-1">
+        <h1 id={headingId} className="text-xl font-semibold">
+          Checkpoints
+        </h1>
+        {project ? (
+          <p className="flex flex-wrap items-center gap-1 text-sm text-slate-700 dark:text-slate-300">
+            Project <SafeText text={project.name} className="font-medium" /> is at revision{' '}
+            {project.revision}, content hash{' '}
+            <code className="font-mono text-xs" title={project.contentHash}>
+              {shortHash(project.contentHash)}
+            </code>
+            <CopyButton text={project.contentHash} label="project content hash" />
+          </p>
+        ) : null}
+      </header>
+
+      {error ? (
+        <p role="alert" className="text-sm text-red-800 dark:text-red-300">
+          Could not load checkpoints: <SafeText text={error.message} />
+        </p>
+      ) : null}
+      {!connection && fetching ? <p role="status">Loading checkpoints…</p> : null}
+      {connection && !connection.supported ? (
+        <p
+          role="note"
+          className="rounded border border-slate-300 bg-slate-50 p-3 text-sm dark:border-slate-700 dark:bg-slate-900"
+        >
+          This session has no checkpoints to browse:{' '}
+          <SafeText
+            text={connection.unsupportedReason ?? 'its source keeps no checkpoint store.'}
+          />
+        </p>
+      ) : null}
+
+      {connection?.supported ? (
+        <>
+          <table className="w-full text-left text-sm">
+            <caption className="sr-only">Checkpoints of this session, newest first</caption>
+            <thead>
+              <tr className="text-xs text-slate-600 dark:text-slate-400">
+                <th scope="col" className="px-1">
+                  From
+                </th>
+                <th scope="col" className="px-1">
+                  To
+                </th>
+                <th scope="col" className="px-2">
+                  Checkpoint
+                </th>
+                <th scope="col" className="px-2">
+                  Reason
+                </th>
+                <th scope="col" className="px-2">
+                  Revision
+                </th>
+                <th scope="col" className="px-2">
+                  Created
+                </th>
+                <th scope="col" className="px-2">
+                  Content hash
+                </th>
+                <th scope="col" className="px-2">
+                  Files
+                </th>
+                <th scope="col" className="px-2">
+                  Markers
+                </th>
+                <th scope="col" className="px-2">
+                  Actions
+                </th>
+              </tr>
+            </thead>
+            {project ? (
+              <tbody>
+                <tr className="bg-slate-50 dark:bg-slate-900">
+                  <td className="px-1">
+                    <input
+                      type="radio"
+                      name={`${headingId}-from`}
+                      aria-label="Compare from the current project"
+                      checked={sameSide(from, PROJECT)}
+                      onChange={() => setFrom(PROJECT)}
+                    />
+                  </td>
+                  <td className="px-1">
+                    <input
+                      type="radio"
+                      name={`${headingId}-to`}
+                      aria-label="Compare to the current project"
+                      checked={sameSide(to, PROJECT)}
+                      onChange={() => setTo(PROJECT)}
+                    />
+                  </td>
+                  <td className="px-2 font-medium" colSpan={2}>
+                    Current project
+                  </td>
+                  <td className="px-2 tabular-nums">{project.revision}</td>
+                  <td className="px-2">{dateTimeOf(project.updatedAt)}</td>
+                  <td className="px-2 font-mono text-xs" title={project.contentHash}>
+                    {shortHash(project.contentHash)}
+                  </td>
+                  <td className="px-2 tabular-nums">{project.files.length}</td>
+                  <td className="px-2" colSpan={2} />
+                </tr>
+              </tbody>
+            ) : null}
+            {cursors.map((after, index) => (
+              <CheckpointRows
+                key={after ?? 'first'}
+                sessionId={sessionId}
+                after={after}
+                refreshCount={refreshCount}
+                radioName={headingId}
+                projectHash={project?.contentHash ?? null}
+                from={from}
+                to={to}
+                filesOf={filesOf}
+                onFrom={setFrom}
+                onTo={setTo}
+                onFiles={(id) => setFilesOf((current) => (current === id ? null : id))}
+                onCompareWithProject={(id) => {
+                  setFrom({ kind: 'checkpoint', checkpointId: id });
+                  setTo(PROJECT);
+                }}
+                onRestore={startRestore}
+                onNextCursor={
+                  index === cursors.length - 1
+                    ? (cursor) => setCursors((current) => [...current, cursor])
+                    : null
+                }
+              />
+            ))}
+          </table>
+          {connection.edges.length === 0 ? (
+            <p className="text-sm text-slate-600 dark:text-slate-400">
+              No checkpoints yet: one is taken before every agent write.
+            </p>
+          ) : null}
+        </>
+      ) : null}
+
+      {filesOf ? <FilesPanel checkpointId={filesOf} onClose={() => setFilesOf(null)} /> : null}
+
+      {from && to && !sameSide(from, to) ? (
+        <CompareView
+          sessionId={sessionId}
+          from={from}
+          to={to}
+          onClose={() => {
+            setFrom(null);
+            setTo(null);
+          }}
+        />
+      ) : from || to ? (
+        <p className="text-sm text-slate-600 dark:text-slate-400">
+          Choose a “From” and a different “To” to compare files by hash.
+        </p>
+      ) : null}
+
+      {restore ? (
+        <RestoreFlow
+          key={`${restore.checkpointId}:${restore.attempt}`}
+          sessionId={sessionId}
+          checkpointId={restore.checkpointId}
+          renderToolCall={renderToolCall}
+          onClose={() => setRestore(null)}
+          onUndo={startRestore}
+          onRestored={onRestored}
+        />
+      ) : null}
+    </section>
+  );
+}
+
+function CheckpointRows({
+  sessionId,
+  after,
+  refreshCount,
+  radioName,
+  projectHash,
+  from,
+  to,
+  filesOf,
+  onFrom,
+  onTo,
+  onFiles,
+  onCompareWithProject,
+  onRestore,
+  onNextCursor,
+}: {
+  sessionId: string;
+  after: string | null;
+  refreshCount: number;
+  radioName: string;
+  projectHash: string | null;
+  from: Side | null;
+  to: Side | null;
+  filesOf: string | null;
+  onFrom: (side: Side) => void;
+  onTo: (side: Side) => void;
+  onFiles: (checkpointId: string) => void;
+  onCompareWithProject: (checkpointId: string) => void;
+  onRestore: (checkpointId: string) => void;
+  onNextCursor: ((cursor: string) => void) | null;
+}) {
+  const [{ data }, refetch] = useQuery({
+    query: CheckpointsQuery,
+    variables: { sessionId, after, first: CHECKPOINTS_PAGE_MAX },
+  });
+  useEffect(() => {
+    if (refreshCount > 0) refetch({ requestPolicy: 'network-only' });
+  }, [refreshCount, refetch]);
+  const connection = data?.studioCheckpoints;
+  if (!connection) return null;
+  const { hasNextPage, endCursor } = connection.pageInfo;
+  return (
+    <tbody>
+      {connection.edges.map(({ node }) => (
+        <CheckpointRow
+          key={node.checkpointId}
+          checkpoint={node}
+          radioName={radioName}
+          matchesProject={projectHash === node.contentHash}
+          from={from}
+          to={to}
+          filesShown={filesOf === node.checkpointId}
+          onFrom={onFrom}
+          onTo={onTo}
+          onFiles={onFiles}
+          onCompareWithProject={onCompareWithProject}
+          onRestore={onRestore}
+        />
+      ))}
+      {hasNextPage && endCursor && onNextCursor ? (
+        <tr>
+          <td colSpan={10} className="px-2 py-2">
+            <button type="button" className={small} onClick={() => onNextCursor(endCursor)}>
+              Load older checkpoints
+            </button>
+          </td>
+        </tr>
+      ) : null}
+    </tbody>
+  );
+}
+
+function CheckpointRow({
+  checkpoint,
+  radioName,
+  matchesProject,
+  from,
+  to,
+  filesShown,
+  onFrom,
+  onTo,
+  onFiles,
+  onCompareWithProject,
+  onRestore,
+}: {
+  checkpoint: Checkpoint;
+  radioName: string;
+  matchesProject: boolean;
+  from: Side | null;
+  to: Side | null;
+  filesShown: boolean;
+  onFrom: (side: Side) => void;
+  onTo: (side: Side) => void;
+  onFiles: (checkpointId: string) => void;
+  onCompareWithProject: (checkpointId: string) => void;
+  onRestore: (checkpointId: string) => void;
+}) {
+  const side: Side = { kind: 'checkpoint', checkpointId: checkpoint.checkpointId };
+  const name = `checkpoint ${shortId(checkpoint.checkpointId)}`;
+  return (
+    <tr
+      className="border-t border-slate-200 align-top dark:border-slate-700"
+      data-checkpoint-id={checkpoint.checkpointId}
+    >
+      <td className="px-1">
+        <input
+          type="radio"
+          name={`${radioName}-from`}
+          aria-label={`Compare from ${name}`}
+          checked={sameSide(from, side)}
+          onChange={() => onFrom(side)}
+        />
+      </td>
+      <td className="px-1">
+        <input
+          type="radio"
+          name={`${radioName}-to`}
+          aria-label={`Compare to ${name}`}
+          checked={sameSide(to, side)}
+          onChange={() => onTo(side)}
+        />
+      </td>
+      <th
+        scope="row"
+        className="px-2 font-mono text-xs font-normal"
+        title={checkpoint.checkpointId}
+      >
+        {shortId(checkpoint.checkpointId)}
+      </th>
+      <td className="px-2">
+        {REASON_LABEL[checkpoint.reason] ?? <SafeText text={checkpoint.reason} />}
+      </td>
+      <td className="px-2 tabular-nums">{checkpoint.projectRevision}</td>
+      <td className="px-2">
+        <time dateTime={checkpoint.createdAt} title={checkpoint.createdAt}>
+          {dateTimeOf(checkpoint.createdAt)}
+        </time>
+      </td>
+      <td className="px-2 font-mono text-xs">
+        <span title={checkpoint.contentHash}>{shortHash(checkpoint.contentHash)}</span>{' '}
+        <CopyButton text={checkpoint.contentHash} label={`content hash of ${name}`} />
+      </td>
+      <td className="px-2 tabular-nums" title={`${checkpoint.totalBytes} bytes`}>
+        {checkpoint.fileCount} ({formatBytes(checkpoint.totalBytes)})
+      </td>
+      <td className="space-x-1 px-2 text-xs">
+        {checkpoint.restoredAt ? (
+          <span
+            className="rounded bg-blue-100 px-1 text-blue-900 dark:bg-blue-950 dark:text-blue-100"
+            title={checkpoint.restoredAt}
+          >
+            Restored {dateTimeOf(checkpoint.restoredAt)}
+          </span>
+        ) : null}
+        {checkpoint.exactPreImage ? (
+          <span
+            className="rounded bg-emerald-100 px-1 text-emerald-900 dark:bg-emerald-950 dark:text-emerald-100"
+            title="Captured exactly before an approved action ran"
+          >
+            Exact pre-image
+          </span>
+        ) : null}
+        {matchesProject ? (
+          <span className="rounded bg-slate-200 px-1 dark:bg-slate-700">
+            Matches current project
+          </span>
+        ) : null}
+      </td>
+      <td className="space-x-1 whitespace-nowrap px-2">
+        <button
+          type="button"
+          className={small}
+          aria-expanded={filesShown}
+          aria-label={`Files of ${name}`}
+          onClick={() => onFiles(checkpoint.checkpointId)}
+        >
+          Files
+        </button>
+        <button
+          type="button"
+          className={small}
+          aria-label={`Compare ${name} with the current project`}
+          onClick={() => onCompareWithProject(checkpoint.checkpointId)}
+        >
+          Compare with current
+        </button>
+        <button
+          type="button"
+          className={small}
+          aria-label={`Restore ${name}…`}
+          onClick={() => onRestore(checkpoint.checkpointId)}
+        >
+          Restore…
+        </button>
+      </td>
+    </tr>
+  );
+}
+
+function FilesPanel({ checkpointId, onClose }: { checkpointId: string; onClose: () => void }) {
+  const [{ data, fetching }] = useQuery({ query: CheckpointQuery, variables: { checkpointId } });
+  const checkpoint = data?.studioCheckpoint ?? null;
+  const name = `checkpoint ${shortId(checkpointId)}`;
+  return (
+    <section
+      aria-label={`Files of ${name}`}
+      className="space-y-2 rounded-lg border border-slate-300 p-3 dark:border-slate-600"
+    >
+      <header className="flex items-center justify-between">
+        <h2 className="text-lg font-semibold">Files of {name}</h2>
+        <button type="button" className={small} onClick={onClose}>
+          Close
+        </button>
+      </header>
+      {checkpoint ? (
+        <CheckpointFilesTable files={checkpoint.files} caption={`Files of ${name}`} />
+      ) : fetching ? (
+        <p role="status">Loading files…</p>
+      ) : (
+        <p role="alert">Checkpoint {shortId(checkpointId)} was not found.</p>
+      )}
+    </section>
+  );
+}
+
+/** The files of one side of a comparison, or null while loading. */
+function useManifest(
+  sessionId: string,
+  side: Side,
+): { label: string; files: readonly ManifestFile[] | null } {
+  const [{ data: checkpointData }] = useQuery({
+    query: CheckpointQuery,
+    variables: { checkpointId: side.kind === 'checkpoint' ? side.checkpointId : '' },
+    pause: side.kind !== 'checkpoint',
+  });
+  const [{ data: projectData }] = useQuery({
+    query: ProjectQuery,
+    variables: { sessionId },
+    pause: side.kind !== 'project',
+  });
+  if (side.kind === 'project') {
+    const project = projectData?.studioProject;
+    return { label: 'the current project', files: project ? project.files : null };
+  }
+  const checkpoint = checkpointData?.studioCheckpoint;
+  return {
+    label: `checkpoint ${shortId(side.checkpointId)}`,
+    files: checkpoint ? checkpoint.files : null,
+  };
+}
+
+function CompareView({
+  sessionId,
+  from,
+  to,
+  onClose,
+}: {
+  sessionId: string;
+  from: Side;
+  to: Side;
+  onClose: () => void;
+}) {
+  const before = useManifest(sessionId, from);
+  const after = useManifest(sessionId, to);
+  const title = `Compare ${before.label} → ${after.label}`;
+  return (
+    <section
+      aria-label={title}
+      className="space-y-2 rounded-lg border border-slate-300 p-3 dark:border-slate-600"
+    >
+      <header className="flex items-center justify-between">
+        <h2 className="text-lg font-semibold">{title}</h2>
+        <button type="button" className={small} onClick={onClose}>
+          Close
+        </button>
+      </header>
+      {before.files && after.files ? (
+        <CompareBody before={before.files} after={after.files} caption={title} />
+      ) : (
+        <p role="status">Loading files…</p>
+      )}
+    </section>
+  );
+}
+
+function CompareBody({
+  before,
+  after,
+  caption,
+}: {
+  before: readonly ManifestFile[];
+  after: readonly ManifestFile[];
+  caption: string;
+}) {
+  const comparison = compareFiles(before, after);
+  return (
+    <>
+      <ComparisonCounts comparison={comparison} />
+      <ComparisonTable comparison={comparison} caption={caption} />
+    </>
+  );
+}

@@ -1,0 +1,120 @@
+import { useId, useState } from 'react';
+import { SafeText } from '../../ui/SafeText.tsx';
+import type { FileChange, FileComparison } from './compareFiles.ts';
+import { formatBytes, shortHash } from './format.ts';
+
+export const CHANGE_LABEL: Record<FileChange, string> = {
+  added: 'Added',
+  removed: 'Removed',
+  changed: 'Changed',
+  unchanged: 'Unchanged',
+};
+
+const CHANGE_CLASS: Record<FileChange, string> = {
+  added: 'text-emerald-800 dark:text-emerald-300',
+  removed: 'text-red-800 dark:text-red-300',
+  changed: 'text-amber-800 dark:text-amber-300',
+  unchanged: 'text-slate-500 dark:text-slate-400',
+};
+
+/** Counts per kind of change, as a description list. */
+export function ComparisonCounts({
+  comparison,
+  labels = CHANGE_LABEL,
+}: {
+  comparison: FileComparison;
+  labels?: Record<FileChange, string>;
+}) {
+  return (
+    <dl className="flex flex-wrap gap-4 text-sm">
+      {(['added', 'removed', 'changed', 'unchanged'] as const).map((change) => (
+        <div key={change} className="flex gap-1">
+          <dt className={CHANGE_CLASS[change]}>{labels[change]}</dt>
+          <dd className="font-semibold tabular-nums">{comparison.counts[change]}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
+/** The rows of a comparison: what happened to each file, with both hashes and sizes. */
+export function ComparisonTable({
+  comparison,
+  caption,
+  labels = CHANGE_LABEL,
+  unchangedByDefault = false,
+}: {
+  comparison: FileComparison;
+  caption: string;
+  labels?: Record<FileChange, string>;
+  unchangedByDefault?: boolean;
+}) {
+  const toggleId = useId();
+  const [showUnchanged, setShowUnchanged] = useState(unchangedByDefault);
+  const rows = showUnchanged
+    ? comparison.rows
+    : comparison.rows.filter((row) => row.change !== 'unchanged');
+  return (
+    <div className="space-y-1">
+      <label htmlFor={toggleId} className="flex items-center gap-1 text-xs">
+        <input
+          id={toggleId}
+          type="checkbox"
+          checked={showUnchanged}
+          onChange={(event) => setShowUnchanged(event.target.checked)}
+        />
+        Show unchanged files
+      </label>
+      {rows.length === 0 ? (
+        <p className="text-sm text-slate-600 dark:text-slate-400">No file differs.</p>
+      ) : (
+        <table className="w-full text-left text-sm">
+          <caption className="sr-only">{caption}</caption>
+          <thead>
+            <tr>
+              <th scope="col" className="px-2 py-1">
+                Change
+              </th>
+              <th scope="col" className="px-2 py-1">
+                Target
+              </th>
+              <th scope="col" className="px-2 py-1">
+                Path
+              </th>
+              <th scope="col" className="px-2 py-1">
+                Hash before
+              </th>
+              <th scope="col" className="px-2 py-1">
+                Hash after
+              </th>
+              <th scope="col" className="px-2 py-1">
+                Size
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr key={row.key} className="border-t border-slate-200 dark:border-slate-700">
+                <td className={`px-2 py-1 ${CHANGE_CLASS[row.change]}`}>{labels[row.change]}</td>
+                <td className="px-2 py-1 font-mono text-xs">{row.target}</td>
+                <td className="break-all px-2 py-1 font-mono text-xs">
+                  <SafeText text={row.path} />
+                </td>
+                <td className="px-2 py-1 font-mono text-xs" title={row.before?.contentHash}>
+                  {row.before ? shortHash(row.before.contentHash) : '—'}
+                </td>
+                <td className="px-2 py-1 font-mono text-xs" title={row.after?.contentHash}>
+                  {row.after ? shortHash(row.after.contentHash) : '—'}
+                </td>
+                <td className="px-2 py-1 tabular-nums">
+                  {row.before ? formatBytes(row.before.byteLength) : '—'} →{' '}
+                  {row.after ? formatBytes(row.after.byteLength) : '—'}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
+  );
+}

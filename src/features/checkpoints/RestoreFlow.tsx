@@ -1,0 +1,424 @@
+import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { useMutation, useQuery } from 'urql';
+import { ErrorCode } from '../../../protocol/contract.ts';
+import { TERMINAL_TOOL_STATUSES, type ToolCallStatus } from '../../../protocol/events.ts';
+import { errorCode, makeIdempotencyKey, useSessionControl } from '../../graphql/attachment.ts';
+import { SafeText } from '../../ui/SafeText.tsx';
+import { ComparisonCounts, ComparisonTable } from './CheckpointCompare.tsx';
+import { compareFiles, type FileChange } from './compareFiles.ts';
+import {
+  CheckpointQuery,
+  ProjectQuery,
+  RequestCheckpointRestoreMutation,
+  RestoreToolCallQuery,
+} from './documents.ts';
+import { dateTimeOf, REASON_LABEL, shortHash, shortId } from './format.ts';
+
+/** Renders the approval card of a tool call; src/app passes the tool-calls feature's card. */
+export type RenderToolCall = (ids: { toolCallId: string; sessionId: string }) => ReactNode;
+
+/** What a restore does to each file of the current project. */
+export const RESTORE_CHANGE_LABEL: Record<FileChange, string> = {
+  added: 'Re-created',
+  removed: 'Deleted',
+  changed: 'Overwritten',
+  unchanged: 'Unchanged',
+};
+
+type Phase =
+  | { kind: 'preview' }
+  | { kind: 'confirm' }
+  | { kind: 'requesting' }
+  | { kind: 'refused'; code: string | null; message: string; revision: string }
+  | { kind: 'pending'; toolCallId: string };
+
+const POLL_MS = 2000;
+
+const button =
+  'rounded px-3 py-1.5 text-sm font-medium focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-50';
+const primary = `${button} bg-blue-700 text-white hover:bg-blue-800`;
+const danger = `${button} bg-red-700 text-white hover:bg-red-800`;
+const secondary = `${button} border border-slate-300 hover:bg-slate-100 dark:border-slate-600 dark:hover:bg-slate-800`;
+
+/** The pre-image checkpoint id and new revision a successful restore reports in its result. */
+function parseRestoreResult(resultJson: string | null): {
+  preimageId: string | null;
+  revision: string | null;
+} {
+  if (!resultJson) return { preimageId: null, revision: null };
+  try {
+    const result = JSON.parse(resultJson) as {
+      preRestoreCheckpoint?: { checkpointId?: unknown };
+      project?: { revision?: unknown };
+    };
+    const preimageId = result.preRestoreCheckpoint?.checkpointId;
+    const revision = result.project?.revision;
+    return {
+      preimageId: typeof preimageId === 'string' ? preimageId : null,
+      revision:
+        typeof revision === 'string' || typeof revision === 'number' ? String(revision) : null,
+    };
+  } catch {
+    return { preimageId: null, revision: null };
+  }
+}
+
+/**
+ * Restoring one checkpoint, step by step: a preview of what changes against the current project,
+ * a confirmation naming the checkpoint, the request (studioRequestCheckpointRestore), the
+ * approval card for the proposed call, progress from the tool call's status, and on success the
+ * RESTORE_PREIMAGE checkpoint with "Undo restore". Never optimistic: the server's events decide.
+ */
+export function RestoreFlow({
+  sessionId,
+  checkpointId,
+  renderToolCall,
+  onClose,
+  onUndo,
+  onRestored,
+}: {
+  sessionId: string;
+  checkpointId: string;
+  renderToolCall: RenderToolCall;
+  onClose: () => void;
+  onUndo: (preimageCheckpointId: string) => void;
+  onRestored: () => void;
+}) {
+  const [phase, setPhase] = useState<Phase>({ kind: 'preview' });
+  const [{ data: checkpointData, fetching: checkpointFetching }] = useQuery({
+    query: CheckpointQuery,
+    variables: { checkpointId },
+  });
+  const [{ data: projectData, fetching: projectFetching }, refetchProject] = useQuery({
+    query: ProjectQuery,
+    variables: { sessionId },
+  });
+  const [, requestRestore] = useMutation(RequestCheckpointRestoreMutation);
+  const control = useSessionControl(sessionId);
+  const backRef = useRef<HTMLButtonElement>(null);
+
+  const checkpoint = checkpointData?.studioCheckpoint ?? null;
+  const project = projectData?.studioProject ?? null;
+  const comparison = useMemo(
+    () => (checkpoint && project ? compareFiles(project.files, checkpoint.files) : null),
+    [checkpoint, project],
+  );
+
+  useEffect(() => {
+    // The safe choice has the focus when the destructive question is asked.
+    if (phase.kind === 'confirm') backRef.current?.focus();
+  }, [phase.kind]);
+
+  const title = checkpoint
+    ? `checkpoint ${shortId(checkpoint.checkpointId)}`
+    : `checkpoint ${shortId(checkpointId)}`;
+
+  const send = async () => {
+    if (!checkpoint || !project) return;
+    const revision = project.revision;
+    setPhase({ kind: 'requesting' });
+    let clientEpoch: string;
+    try {
+      clientEpoch = await control.ensureAttached();
+    } catch (error) {
+      setPhase({
+        kind: 'refused',
+        code: null,
+        message: error instanceof Error ? error.message : String(error),
+        revision,
+      });
+      return;
+    }
+    const result = await requestRestore({
+      input: {
+        idempotencyKey: makeIdempotencyKey('requestCheckpointRestore'),
+        sessionId,
+        clientEpoch,
+        checkpointId: checkpoint.checkpointId,
+        checkpointContentHash: checkpoint.contentHash,
+        expectedRevision: revision,
+      },
+    });
+    const approval = result.data?.studioRequestCheckpointRestore;
+    if (result.error || !approval) {
+      setPhase({
+        kind: 'refused',
+        code: errorCode(result.error),
+        message:
+          result.error?.graphQLErrors[0]?.message ??
+          result.error?.message ??
+          'No approval was returned.',
+        revision,
+      });
+      return;
+    }
+    setPhase({
+      kind: 'pending',
+      toolCallId: approval.studioToolCall?.toolCallId ?? approval.toolCallId,
+    });
+  };
+
+  const refresh = () => {
+    refetchProject({ requestPolicy: 'network-only' });
+    setPhase({ kind: 'preview' });
+  };
+
+  return (
+    <section
+      aria-label={`Restore ${title}`}
+      className="space-y-3 rounded-lg border border-slate-300 p-3 dark:border-slate-600"
+    >
+      <header className="flex items-center justify-between gap-2">
+        <h2 className="text-lg font-semibold">Restore {title}</h2>
+        {phase.kind !== 'requesting' ? (
+          <button type="button" className={secondary} onClick={onClose}>
+            Close
+          </button>
+        ) : null}
+      </header>
+
+      {!checkpoint || !project || !comparison ? (
+        checkpointFetching || projectFetching ? (
+          <p role="status">Loading the checkpoint and the current project…</p>
+        ) : !checkpoint ? (
+          <p role="alert">Checkpoint {shortId(checkpointId)} was not found.</p>
+        ) : (
+          <p role="alert">This session has no project to restore into.</p>
+        )
+      ) : phase.kind === 'preview' ? (
+        <div className="space-y-2">
+          <p className="text-sm">
+            Restoring replaces project <SafeText text={project.name} /> (revision {project.revision}
+            ) with {title} ({REASON_LABEL[checkpoint.reason] ?? checkpoint.reason}, revision{' '}
+            {checkpoint.projectRevision}, {dateTimeOf(checkpoint.createdAt)}).
+          </p>
+          {checkpoint.contentHash === project.contentHash ? (
+            <p className="text-sm font-medium">
+              The project already matches this checkpoint; restoring changes no file.
+            </p>
+          ) : null}
+          <ComparisonCounts comparison={comparison} labels={RESTORE_CHANGE_LABEL} />
+          <ComparisonTable
+            comparison={comparison}
+            caption="Files the restore changes"
+            labels={RESTORE_CHANGE_LABEL}
+          />
+          <div className="flex gap-2">
+            <button type="button" className={danger} onClick={() => setPhase({ kind: 'confirm' })}>
+              Restore this checkpoint…
+            </button>
+            <button type="button" className={secondary} onClick={onClose}>
+              Cancel
+            </button>
+          </div>
+        </div>
+      ) : phase.kind === 'confirm' ? (
+        <div
+          role="alertdialog"
+          aria-label="Confirm restore"
+          className="space-y-2 rounded border border-red-300 bg-red-50 p-3 text-sm dark:border-red-800 dark:bg-red-950/40"
+        >
+          <p className="font-semibold">
+            Restore {title} ({REASON_LABEL[checkpoint.reason] ?? checkpoint.reason}, revision{' '}
+            {checkpoint.projectRevision}, {shortHash(checkpoint.contentHash)})?
+          </p>
+          <p>
+            {comparison.counts.changed} overwritten, {comparison.counts.added} re-created,{' '}
+            {comparison.counts.removed} deleted. The current project (revision {project.revision})
+            is saved first as a RESTORE_PREIMAGE checkpoint, so this restore can be undone. The
+            restore then waits for your approval, like any destructive tool call.
+          </p>
+          {control.state !== 'attached' ? (
+            <p>
+              Requesting attaches this tab as the session’s controlling client; other tabs and
+              clients on this session are fenced until they take control back.
+            </p>
+          ) : null}
+          <div className="flex gap-2">
+            <button type="button" className={danger} onClick={() => void send()}>
+              Request restore of {title}
+            </button>
+            <button
+              ref={backRef}
+              type="button"
+              className={secondary}
+              onClick={() => setPhase({ kind: 'preview' })}
+            >
+              Back
+            </button>
+          </div>
+        </div>
+      ) : phase.kind === 'requesting' ? (
+        <p role="status">Requesting the restore…</p>
+      ) : phase.kind === 'refused' ? (
+        <Refused
+          phase={phase}
+          title={title}
+          onRefresh={refresh}
+          onTakeControl={() => void control.takeControl().then(refresh, () => undefined)}
+        />
+      ) : (
+        <RestorePending
+          sessionId={sessionId}
+          toolCallId={phase.toolCallId}
+          title={title}
+          renderToolCall={renderToolCall}
+          onUndo={onUndo}
+          onRestored={onRestored}
+        />
+      )}
+    </section>
+  );
+}
+
+function Refused({
+  phase,
+  title,
+  onRefresh,
+  onTakeControl,
+}: {
+  phase: Extract<Phase, { kind: 'refused' }>;
+  title: string;
+  onRefresh: () => void;
+  onTakeControl: () => void;
+}) {
+  const code = phase.code;
+  return (
+    <div
+      role="alert"
+      className="space-y-2 rounded border border-red-300 bg-red-50 p-3 text-sm dark:border-red-800 dark:bg-red-950/40"
+    >
+      {code ? <code className="font-mono font-semibold">{code}</code> : null}
+      {code === ErrorCode.REVISION_CONFLICT ? (
+        <>
+          <p>
+            The project moved on since this preview: it is no longer at revision {phase.revision}.
+            Nothing was restored.
+          </p>
+          <button type="button" className={primary} onClick={onRefresh}>
+            Refresh and preview again
+          </button>
+        </>
+      ) : code === ErrorCode.CHECKPOINT_NOT_FOUND ? (
+        <p>The server has no {title} with this content hash. Nothing was restored.</p>
+      ) : code === ErrorCode.CLIENT_EPOCH_STALE ? (
+        <>
+          <p>
+            Another tab or client has taken control of this session, so the restore was not
+            requested.
+          </p>
+          <button type="button" className={primary} onClick={onTakeControl}>
+            Take control back
+          </button>
+          <span className="ml-1 text-xs">
+            (this fences the other tab or client; the restore is not resent)
+          </span>
+        </>
+      ) : (
+        <p>
+          The restore was not requested: <SafeText text={phase.message} />
+        </p>
+      )}
+    </div>
+  );
+}
+
+function RestorePending({
+  sessionId,
+  toolCallId,
+  title,
+  renderToolCall,
+  onUndo,
+  onRestored,
+}: {
+  sessionId: string;
+  toolCallId: string;
+  title: string;
+  renderToolCall: RenderToolCall;
+  onUndo: (preimageCheckpointId: string) => void;
+  onRestored: () => void;
+}) {
+  const [{ data }, refetch] = useQuery({ query: RestoreToolCallQuery, variables: { toolCallId } });
+  const call = data?.studioToolCall ?? null;
+  const status = (call?.status ?? 'PROPOSED') as ToolCallStatus;
+  const terminal = TERMINAL_TOOL_STATUSES.has(status);
+  const reported = useRef(false);
+
+  useEffect(() => {
+    // Events normally move the call; polling keeps progress honest when this session's stream is not open.
+    if (terminal) return undefined;
+    const timer = setInterval(() => refetch({ requestPolicy: 'network-only' }), POLL_MS);
+    return () => clearInterval(timer);
+  }, [terminal, refetch]);
+
+  useEffect(() => {
+    if (status === 'SUCCEEDED' && !reported.current) {
+      reported.current = true;
+      onRestored();
+    }
+  }, [status, onRestored]);
+
+  const result = parseRestoreResult(call?.resultJson ?? null);
+  const approvalExpired = call?.approval?.status === 'EXPIRED';
+
+  return (
+    <div className="space-y-2">
+      {renderToolCall({ toolCallId, sessionId })}
+      <div role="status" className="text-sm">
+        {status === 'SUCCEEDED' ? (
+          <div className="space-y-2 rounded border border-emerald-300 bg-emerald-50 p-3 dark:border-emerald-800 dark:bg-emerald-950/40">
+            <p className="font-semibold">
+              Restored {title}.
+              {result.revision ? ` The project is now at revision ${result.revision}.` : ''}
+            </p>
+            {result.preimageId ? (
+              <>
+                <p>
+                  The state before the restore was saved as checkpoint {shortId(result.preimageId)}{' '}
+                  (RESTORE_PREIMAGE).
+                </p>
+                <button
+                  type="button"
+                  className={secondary}
+                  onClick={() => onUndo(result.preimageId as string)}
+                >
+                  Undo restore
+                </button>
+              </>
+            ) : (
+              <p>
+                The state before the restore was saved as the newest RESTORE_PREIMAGE checkpoint in
+                the list.
+              </p>
+            )}
+          </div>
+        ) : status === 'PROPOSED' || status === 'WAITING_FOR_APPROVAL' ? (
+          <p>Waiting for your approval of the restore call. Nothing has changed yet.</p>
+        ) : status === 'DISPATCHED' || status === 'RUNNING' ? (
+          <p>Restoring… the project is being written.</p>
+        ) : status === 'TIMED_OUT' || status === 'OUTCOME_UNKNOWN' ? (
+          <p className="font-semibold">
+            The restore’s outcome is unknown ({status.toLowerCase().replace(/_/g, ' ')}). Compare
+            the current project with this checkpoint before acting again.
+          </p>
+        ) : (
+          <div className="space-y-1">
+            <p className="font-semibold">
+              The restore did not happen (
+              {approvalExpired ? 'the approval expired' : status.toLowerCase().replace(/_/g, ' ')}).
+              The project was not changed by it.
+            </p>
+            {call?.error ? (
+              <p>
+                <code className="font-mono">
+                  <SafeText text={call.error.code} />
+                </code>{' '}
+                <SafeText text={call.error.message} />
+              </p>
+            ) : null}
+          </div>
+        )}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,2 @@
+export { CheckpointBrowserPage } from './CheckpointBrowserPage.tsx';
+export type { RenderToolCall } from './RestoreFlow.tsx';

@@ -1,0 +1,2 @@
+export { QuestionCard } from './QuestionCard.tsx';
+export { QuestionFragment } from './documents.ts';

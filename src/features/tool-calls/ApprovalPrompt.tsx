@@ -1,0 +1,253 @@
+import { useEffect, useId, useRef } from 'react';
+import { MAX_DECISION_REASON } from '../../../protocol/contract.ts';
+import { CopyButton } from '../../ui/CopyButton.tsx';
+import { Countdown } from '../../ui/Countdown.tsx';
+import { SafeText } from '../../ui/SafeText.tsx';
+import { refusalText, STALE_EPOCH } from './decisionRefusals.ts';
+import type { ApprovalDecision } from './useApprovalDecision.ts';
+
+const button =
+  'rounded px-3 py-1.5 text-sm font-medium focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:cursor-not-allowed disabled:opacity-50';
+
+/** The plain statement every first action makes before attaching. */
+export const FENCE_NOTICE =
+  'Acting on this session attaches this tab as its controlling client. Other tabs and clients on this session are fenced: their decisions are refused until they take control back.';
+
+/**
+ * The live part of a pending approval: reasons, the exact argument hash, the countdown, Approve
+ * and Deny (with an optional reason), the fencing notice and any refusal. Rendered only while
+ * the approval can still be decided.
+ */
+export function ApprovalPrompt({
+  reasons,
+  argumentHash,
+  expiresAt,
+  decision,
+  denyOpen,
+  denyReason,
+  onDenyOpen,
+  onDenyReason,
+  onDenyClose,
+}: {
+  reasons: readonly string[];
+  argumentHash: string;
+  expiresAt: string;
+  decision: ApprovalDecision;
+  denyOpen: boolean;
+  denyReason: string;
+  onDenyOpen: () => void;
+  onDenyReason: (reason: string) => void;
+  onDenyClose: () => void;
+}) {
+  const reasonId = useId();
+  const reasonRef = useRef<HTMLTextAreaElement>(null);
+  const confirmRef = useRef<HTMLButtonElement>(null);
+  const { control, confirming, sending } = decision;
+  const fenced = control.state === 'fenced';
+  const busy = sending !== null || control.state === 'attaching';
+
+  useEffect(() => {
+    if (denyOpen) reasonRef.current?.focus();
+  }, [denyOpen]);
+  useEffect(() => {
+    if (confirming) confirmRef.current?.focus();
+  }, [confirming]);
+
+  return (
+    <section
+      aria-label="Approval needed"
+      className="space-y-2 rounded border border-amber-400 bg-amber-50 p-2 dark:border-amber-600 dark:bg-amber-950/40"
+    >
+      <div className="flex flex-wrap items-center gap-2 text-sm">
+        <span className="font-semibold">Approval needed</span>
+        <span>
+          Expires in <Countdown to={expiresAt} />
+        </span>
+      </div>
+      {reasons.length > 0 ? (
+        <div className="text-sm">
+          <span className="font-medium">Why it asks:</span>
+          <ul className="ml-5 list-disc">
+            {reasons.map((reason, index) => (
+              <li key={index}>
+                <SafeText text={reason} className="whitespace-pre-wrap break-words" />
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      <div className="flex flex-wrap items-center gap-2 text-sm">
+        <span className="font-medium">Approving exactly arguments</span>
+        <code
+          className="break-all rounded bg-white px-1 font-mono text-xs dark:bg-slate-900"
+          aria-label="Argument hash being approved"
+        >
+          <SafeText text={argumentHash} />
+        </code>
+        <CopyButton text={argumentHash} label="argument hash being approved" />
+      </div>
+
+      {fenced ? (
+        <div
+          role="alert"
+          className="rounded bg-red-100 p-2 text-sm text-red-900 dark:bg-red-950 dark:text-red-100"
+        >
+          Another tab or client has taken control of this session; decisions from this tab would be
+          refused.
+          <button
+            type="button"
+            className={`${button} ml-2 bg-red-700 text-white hover:bg-red-800`}
+            onClick={() => void decision.takeControlBack()}
+          >
+            Take control back
+          </button>
+          <span className="ml-1 text-xs">(this fences the other tab or client)</span>
+        </div>
+      ) : null}
+
+      {confirming ? (
+        <div
+          role="alertdialog"
+          aria-label="Attach to act"
+          className="space-y-2 rounded border border-blue-300 bg-blue-50 p-2 text-sm dark:border-blue-700 dark:bg-blue-950"
+        >
+          <p>{FENCE_NOTICE}</p>
+          <div className="flex gap-2">
+            <button
+              ref={confirmRef}
+              type="button"
+              className={`${button} bg-blue-700 text-white hover:bg-blue-800`}
+              onClick={decision.confirm}
+            >
+              {confirming.action === 'approve' ? 'Attach and approve' : 'Attach and deny'}
+            </button>
+            <button
+              type="button"
+              className={`${button} border border-slate-300 dark:border-slate-600`}
+              onClick={decision.cancel}
+            >
+              Cancel
+            </button>
+          </div>
+        </div>
+      ) : null}
+
+      {!confirming ? (
+        <div className="flex flex-wrap items-center gap-2">
+          <button
+            type="button"
+            aria-keyshortcuts="A"
+            disabled={busy || fenced}
+            onClick={() => decision.request('approve')}
+            className={`${button} bg-emerald-700 text-white hover:bg-emerald-800`}
+          >
+            {sending === 'approve' ? 'Approving…' : 'Approve'}
+          </button>
+          {!denyOpen ? (
+            <button
+              type="button"
+              aria-keyshortcuts="D"
+              disabled={busy || fenced}
+              onClick={onDenyOpen}
+              className={`${button} bg-red-700 text-white hover:bg-red-800`}
+            >
+              Deny…
+            </button>
+          ) : null}
+          <span className="text-xs text-slate-600 dark:text-slate-400">
+            Shortcuts while this card has focus: <kbd>A</kbd> approve, <kbd>D</kbd> deny.
+          </span>
+        </div>
+      ) : null}
+
+      {denyOpen && !confirming ? (
+        <form
+          className="space-y-1"
+          onSubmit={(event) => {
+            event.preventDefault();
+            decision.request('deny', denyReason);
+          }}
+        >
+          <label htmlFor={reasonId} className="block text-sm font-medium">
+            Reason for denying (optional, up to {MAX_DECISION_REASON} characters)
+          </label>
+          <textarea
+            id={reasonId}
+            ref={reasonRef}
+            value={denyReason}
+            maxLength={MAX_DECISION_REASON}
+            rows={2}
+            onChange={(event) => onDenyReason(event.target.value)}
+            onKeyDown={(event) => {
+              if (event.key === 'Escape') onDenyClose();
+            }}
+            className="w-full rounded border border-slate-300 bg-white p-1 text-sm dark:border-slate-600 dark:bg-slate-900"
+          />
+          <div className="flex items-center gap-2">
+            <button
+              type="submit"
+              disabled={busy || fenced}
+              className={`${button} bg-red-700 text-white hover:bg-red-800`}
+            >
+              {sending === 'deny' ? 'Denying…' : 'Deny call'}
+            </button>
+            <button
+              type="button"
+              onClick={onDenyClose}
+              className={`${button} border border-slate-300 dark:border-slate-600`}
+            >
+              Cancel
+            </button>
+            <span className="text-xs text-slate-600 dark:text-slate-400">
+              {denyReason.length}/{MAX_DECISION_REASON}
+            </span>
+          </div>
+        </form>
+      ) : null}
+    </section>
+  );
+}
+
+/**
+ * A refused decision (by extensions.code) and attach problems. Lives outside the prompt so it
+ * stays visible when the approval then expires or changes.
+ */
+export function RefusalNotice({ decision }: { decision: ApprovalDecision }) {
+  const { control } = decision;
+  const fenced = control.state === 'fenced';
+  if (!decision.refusal && !decision.controlError && !control.error) return null;
+  return (
+    <div className="space-y-1">
+      {decision.refusal ? (
+        <div
+          role="alert"
+          className="rounded bg-red-100 p-2 text-sm text-red-900 dark:bg-red-950 dark:text-red-100"
+        >
+          {decision.refusal.code ? (
+            <code className="mr-1 font-mono font-semibold">{decision.refusal.code}</code>
+          ) : null}
+          <SafeText text={refusalText(decision.refusal.code, decision.refusal.message)} />
+          {decision.refusal.code === STALE_EPOCH && !fenced ? (
+            <span className="ml-2">
+              <button
+                type="button"
+                className={`${button} bg-red-700 text-white hover:bg-red-800`}
+                onClick={() => void decision.takeControlBack()}
+              >
+                Take control back
+              </button>
+              <span className="ml-1 text-xs">
+                (this fences the other tab or client; your decision is not resent)
+              </span>
+            </span>
+          ) : null}
+        </div>
+      ) : null}
+      {decision.controlError || control.error ? (
+        <p role="alert" className="text-sm text-red-800 dark:text-red-300">
+          <SafeText text={decision.controlError ?? control.error ?? ''} />
+        </p>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,2 @@
+export { ToolCallCard } from './ToolCallCard.tsx';
+export { ToolCallRowFragment } from './documents.ts';
