@@ -975,7 +975,7 @@ export class Engine {
   createManualCheckpoint(input: { sessionId: string; clientEpoch: string }): CheckpointRecord {
     const session = this.requireAttached(input.sessionId, input.clientEpoch);
     this.requireOpen(session);
-    return this.checkpoint(session.sessionId, 'MANUAL', { exactPreImage: true });
+    return this.checkpoint(session.sessionId, 'MANUAL');
   }
 
   /**

@@ -165,7 +165,7 @@ describe('patches and checkpoints', () => {
       const cp = await manualCheckpoint(b.a);
       const project = await getProject(c, b.a.sessionId);
       expect(cp.reason).toBe('MANUAL');
-      expect(cp.exactPreImage).toBe(true);
+      expect(cp.exactPreImage).toBe(false);
       expect(sortedFiles(cp.files)).toEqual(manifestOf(tree));
       expect(cp.fileCount).toBe(Object.keys(tree).length);
       expect(cp.totalBytes).toBe(

@@ -32,7 +32,7 @@ export async function seedDemo(engine: Engine, demo: DemoAgent, options: { tickM
   const changelog = engine.createSession({ appId: LOCAL_APP_ID, projectId: 'sample-app', mode: 'BUILD' });
   await run(changelog.sessionId, 'Note the new shout option in the changelog');
   await run(changelog.sessionId, 'Record that greet() now trims names');
-  engine.checkpoint(changelog.sessionId, 'MANUAL', { exactPreImage: true });
+  engine.checkpoint(changelog.sessionId, 'MANUAL');
 
   const question = engine.createSession({ appId: LOCAL_APP_ID, projectId: 'sample-app', mode: 'ASK' });
   await run(question.sessionId, 'What does this project do?');
