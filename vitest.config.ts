@@ -12,7 +12,12 @@ export default defineConfig({
         test: {
           name: 'server',
           environment: 'node',
-          include: ['server/**/*.test.ts', 'protocol/**/*.test.ts', 'test/server/**/*.test.ts', 'test/integration/**/*.test.ts'],
+          include: [
+            'server/**/*.test.ts',
+            'protocol/**/*.test.ts',
+            'test/server/**/*.test.ts',
+            'test/integration/**/*.test.ts',
+          ],
           testTimeout: 30_000,
           hookTimeout: 30_000,
         },

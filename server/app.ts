@@ -50,7 +50,9 @@ export interface StudioServer {
   close(): Promise<void>;
 }
 
-const PACKAGE = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+const PACKAGE = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
 export async function startStudioServer(options: StudioServerOptions): Promise<StudioServer> {
   const dataDir = resolve(options.dataDir);
@@ -64,8 +66,12 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
     dataDir,
     logger,
     ...(options.approvalTtlMs !== undefined ? { approvalTtlMs: options.approvalTtlMs } : {}),
-    ...(options.heartbeatStaleMs !== undefined ? { heartbeatStaleMs: options.heartbeatStaleMs } : {}),
-    ...(options.workspaceLeaseMs !== undefined ? { workspaceLeaseMs: options.workspaceLeaseMs } : {}),
+    ...(options.heartbeatStaleMs !== undefined
+      ? { heartbeatStaleMs: options.heartbeatStaleMs }
+      : {}),
+    ...(options.workspaceLeaseMs !== undefined
+      ? { workspaceLeaseMs: options.workspaceLeaseMs }
+      : {}),
   });
   if (options.demo ?? true) {
     const demo = new DemoAgent({ engine, dataDir, stepMs: options.demoStepMs ?? 350 });
@@ -79,7 +85,9 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
   for (const source of options.sources ?? []) await engine.addSource(source);
 
   const staticDir =
-    options.staticDir === undefined ? new URL('../dist', import.meta.url).pathname : options.staticDir;
+    options.staticDir === undefined
+      ? new URL('../dist', import.meta.url).pathname
+      : options.staticDir;
   const http = createStudioHttp({ engine, token, logger, staticDir, version: PACKAGE.version });
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((ready, fail) => {

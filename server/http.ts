@@ -43,7 +43,10 @@ export interface StudioHttpOptions {
   version: string;
 }
 
-export function createStudioHttp(options: StudioHttpOptions): { server: Server; close(): Promise<void> } {
+export function createStudioHttp(options: StudioHttpOptions): {
+  server: Server;
+  close(): Promise<void>;
+} {
   const { engine, token, logger } = options;
   const schema = createSchema<StudioContext>({
     typeDefs: readFileSync(SCHEMA_FILE, 'utf8'),
@@ -56,7 +59,12 @@ export function createStudioHttp(options: StudioHttpOptions): { server: Server; 
     landingPage: false,
     context: () => ({ engine }),
     // Compiled execution (graphql-jit) for queries and mutations over HTTP.
-    plugins: [{ onExecute: ({ setExecuteFn }: { setExecuteFn: (fn: never) => void }) => setExecuteFn(jitExecute as never) }],
+    plugins: [
+      {
+        onExecute: ({ setExecuteFn }: { setExecuteFn: (fn: never) => void }) =>
+          setExecuteFn(jitExecute as never),
+      },
+    ],
     logging: {
       debug: () => {},
       info: () => {},
@@ -65,7 +73,12 @@ export function createStudioHttp(options: StudioHttpOptions): { server: Server; 
     },
   });
 
-  const send = (res: ServerResponse, status: number, body: string, type = 'application/json; charset=utf-8') => {
+  const send = (
+    res: ServerResponse,
+    status: number,
+    body: string,
+    type = 'application/json; charset=utf-8',
+  ) => {
     res.writeHead(status, {
       'Content-Type': type,
       'X-Content-Type-Options': 'nosniff',
@@ -89,7 +102,8 @@ export function createStudioHttp(options: StudioHttpOptions): { server: Server; 
                 extensions: {
                   code: 'AGENT_UNAUTHENTICATED',
                   retryable: false,
-                  remediation: 'Send Authorization: Bearer <token>, the token printed by npm start.',
+                  remediation:
+                    'Send Authorization: Bearer <token>, the token printed by npm start.',
                 },
               },
             ],
@@ -123,7 +137,8 @@ export function createStudioHttp(options: StudioHttpOptions): { server: Server; 
 
   const logUnexpected = (result: ExecutionResult) => {
     for (const error of result.errors ?? [])
-      if (error.extensions?.code === 'INTERNAL_SERVER_ERROR') logger.error('unexpected GraphQL error over WebSocket', { path: error.path });
+      if (error.extensions?.code === 'INTERNAL_SERVER_ERROR')
+        logger.error('unexpected GraphQL error over WebSocket', { path: error.path });
   };
 
   const server = createServer(handler);
@@ -136,9 +151,18 @@ export function createStudioHttp(options: StudioHttpOptions): { server: Server; 
         return result as never;
       },
       subscribe: (args: ExecutionArgs) => sharedSubscribe(args, logUnexpected) as never,
-      onConnect: (ctx) => isAuthorized(ctx.connectionParams?.Authorization ?? ctx.connectionParams?.authorization, token),
+      onConnect: (ctx) =>
+        isAuthorized(
+          ctx.connectionParams?.Authorization ?? ctx.connectionParams?.authorization,
+          token,
+        ),
       onSubscribe: async (ctx, _id, params) => {
-        const enveloped = yoga.getEnveloped({ ...ctx, req: ctx.extra.request, socket: ctx.extra.socket, params });
+        const enveloped = yoga.getEnveloped({
+          ...ctx,
+          req: ctx.extra.request,
+          socket: ctx.extra.socket,
+          params,
+        });
         const document = enveloped.parse(params.query);
         const errors = enveloped.validate(enveloped.schema, document);
         if (errors.length) return errors;
@@ -197,7 +221,9 @@ function serveStatic(
     'Content-Type': type,
     'X-Content-Type-Options': 'nosniff',
     'Referrer-Policy': 'no-referrer',
-    'Cache-Control': file.includes(`${sep}assets${sep}`) ? 'public, max-age=31536000, immutable' : 'no-cache',
+    'Cache-Control': file.includes(`${sep}assets${sep}`)
+      ? 'public, max-age=31536000, immutable'
+      : 'no-cache',
   });
   res.end(readFileSync(file));
 }

@@ -23,7 +23,8 @@ export function makeLogger(
   const secrets = new Set<string>();
   const redact = (text: string): string => {
     let out = text;
-    for (const secret of secrets) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
+    for (const secret of secrets)
+      if (secret.length >= 4) out = out.split(secret).join('[redacted]');
     for (const pattern of PATTERNS)
       out = out.replace(pattern, (match, prefix?: string) =>
         typeof prefix === 'string' ? `${prefix}[redacted]` : '[redacted]',

@@ -45,13 +45,16 @@ async function main(): Promise<void> {
   }
   const portText = values.port ?? process.env.STUDIO_PORT ?? '4000';
   const port = Number(portText);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be 0 to 65535, got ${portText}`);
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--port must be 0 to 65535, got ${portText}`);
   const sources = makeSourcesFromFlags(values, process.env);
   const studio = await startStudioServer({
     port,
     host: values.host ?? process.env.STUDIO_HOST ?? '127.0.0.1',
     dataDir: values['data-dir'] ?? process.env.STUDIO_DATA_DIR ?? './.studio',
-    ...(values.token ?? process.env.STUDIO_TOKEN ? { token: values.token ?? process.env.STUDIO_TOKEN } : {}),
+    ...((values.token ?? process.env.STUDIO_TOKEN)
+      ? { token: values.token ?? process.env.STUDIO_TOKEN }
+      : {}),
     demo: !values['no-demo'],
     sources,
   });
@@ -64,6 +67,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`[studio] error ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(
+    `[studio] error ${error instanceof Error ? error.message : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -45,7 +45,11 @@ import {
   WORKSPACE_LEASE_MS,
 } from '../../protocol/contract.ts';
 import { compareSeq, isDecimalString } from '../../protocol/seq.ts';
-import { EVENT_TYPE_MEMBER, RUN_EVENT_STATUS, TERMINAL_RUN_STATUSES } from '../../protocol/events.ts';
+import {
+  EVENT_TYPE_MEMBER,
+  RUN_EVENT_STATUS,
+  TERMINAL_RUN_STATUSES,
+} from '../../protocol/events.ts';
 import type { AgentMode } from '../../protocol/events.ts';
 
 export interface EngineOptions {
@@ -96,7 +100,10 @@ export class Engine {
   readonly contentStore: ContentStore;
   private readonly dataDir: string;
   private readonly sources = new Map<string, Source>();
-  private readonly sourceStatus = new Map<string, { status: SourceStatus; detail: string | null }>();
+  private readonly sourceStatus = new Map<
+    string,
+    { status: SourceStatus; detail: string | null }
+  >();
   private readonly workspaces = new Map<string, ProjectWorkspace>();
   private readonly inFlight = new Map<string, Promise<unknown>>();
   private readonly deciding = new Set<string>();
@@ -112,7 +119,10 @@ export class Engine {
     this.logger = options.logger;
     this.dataDir = options.dataDir;
     this.clock = options.now ?? Date.now;
-    this.approvalTtlMs = Math.min(options.approvalTtlMs ?? APPROVAL_TTL_MAX_MS, APPROVAL_TTL_MAX_MS);
+    this.approvalTtlMs = Math.min(
+      options.approvalTtlMs ?? APPROVAL_TTL_MAX_MS,
+      APPROVAL_TTL_MAX_MS,
+    );
     this.heartbeatStaleMs = options.heartbeatStaleMs ?? HEARTBEAT_STALE_MS;
     this.workspaceLeaseMs = options.workspaceLeaseMs ?? WORKSPACE_LEASE_MS;
     this.sweepIntervalMs = options.sweepIntervalMs ?? 250;
@@ -160,7 +170,8 @@ export class Engine {
   }
 
   async addSource(source: Source): Promise<void> {
-    if (this.sources.has(source.sourceId)) throw new Error(`source ${source.sourceId} already added`);
+    if (this.sources.has(source.sourceId))
+      throw new Error(`source ${source.sourceId} already added`);
     this.sources.set(source.sourceId, source);
     this.sourceStatus.set(source.sourceId, { status: 'CONNECTING', detail: null });
     await source.start(this.hostFor(source.sourceId));
@@ -229,7 +240,9 @@ export class Engine {
         void runId;
         // RUN_* drafts may leave status out; store the status the type implies.
         if (Object.hasOwn(RUN_EVENT_STATUS, type) && !('status' in fields && fields.status))
-          Object.assign(fields, { status: RUN_EVENT_STATUS[type as keyof typeof RUN_EVENT_STATUS] });
+          Object.assign(fields, {
+            status: RUN_EVENT_STATUS[type as keyof typeof RUN_EVENT_STATUS],
+          });
         // Stored in its served shape, so a replay only parses it.
         const served = {
           ...fields,
@@ -302,17 +315,30 @@ export class Engine {
   }
 
   /** Creates a session from CreateAgentSessionInput (owned by the demo agent when present). */
-  createSession(input: { appId: string; projectId?: string | null; mode: AgentMode; requestedModel?: string | null }): SessionRecord {
+  createSession(input: {
+    appId: string;
+    projectId?: string | null;
+    mode: AgentMode;
+    requestedModel?: string | null;
+  }): SessionRecord {
     this.requireApp(input.appId);
     if (input.mode === 'BUILD' && !input.projectId)
-      throw new StudioError(ErrorCode.BAD_REQUEST, 'BUILD mode needs a projectId.', { field: 'projectId' });
+      throw new StudioError(ErrorCode.BAD_REQUEST, 'BUILD mode needs a projectId.', {
+        field: 'projectId',
+      });
     if (input.projectId && !this.store.getProject(input.projectId))
-      throw new StudioError(ErrorCode.BAD_REQUEST, `No project ${input.projectId}.`, { field: 'projectId' });
+      throw new StudioError(ErrorCode.BAD_REQUEST, `No project ${input.projectId}.`, {
+        field: 'projectId',
+      });
     const source = this.sources.get('demo');
     if (!source)
-      throw new StudioError(ErrorCode.HOST_UNAVAILABLE, 'No agent can run new sessions here: the built-in agent is off (--no-demo).', {
-        remediation: 'Start the studio without --no-demo, or connect a runtime.',
-      });
+      throw new StudioError(
+        ErrorCode.HOST_UNAVAILABLE,
+        'No agent can run new sessions here: the built-in agent is off (--no-demo).',
+        {
+          remediation: 'Start the studio without --no-demo, or connect a runtime.',
+        },
+      );
     const sessionId = `ses_${randomUUID()}`;
     this.ensureSession(source.sourceId, {
       sessionId,
@@ -338,9 +364,13 @@ export class Engine {
 
   requireApp(appId: string): void {
     if (appId !== LOCAL_APP_ID)
-      throw new StudioError(ErrorCode.PERMISSION_DENIED, `This studio serves app ${LOCAL_APP_ID}, not ${appId}.`, {
-        field: 'appId',
-      });
+      throw new StudioError(
+        ErrorCode.PERMISSION_DENIED,
+        `This studio serves app ${LOCAL_APP_ID}, not ${appId}.`,
+        {
+          field: 'appId',
+        },
+      );
   }
 
   sessionInfo(s: SessionRecord): SessionInfo {
@@ -363,8 +393,14 @@ export class Engine {
     const source = this.sources.get(session.source);
     if (session.projectId) return { supported: true, reason: null };
     if (source && !source.checkpointsSupported)
-      return { supported: false, reason: source.checkpointsUnsupportedReason ?? 'This runtime has no checkpoints.' };
-    return { supported: false, reason: 'This session has no project folder, so there is nothing to checkpoint.' };
+      return {
+        supported: false,
+        reason: source.checkpointsUnsupportedReason ?? 'This runtime has no checkpoints.',
+      };
+    return {
+      supported: false,
+      reason: 'This session has no project folder, so there is nothing to checkpoint.',
+    };
   }
 
   // ------------------------------------------------------------------------------------------
@@ -375,7 +411,9 @@ export class Engine {
   requireAttached(sessionId: string, clientEpoch: string): SessionRecord {
     const session = this.requireSession(sessionId);
     if (!isDecimalString(clientEpoch))
-      throw new StudioError(ErrorCode.BAD_REQUEST, 'clientEpoch must be a decimal string.', { field: 'clientEpoch' });
+      throw new StudioError(ErrorCode.BAD_REQUEST, 'clientEpoch must be a decimal string.', {
+        field: 'clientEpoch',
+      });
     if (session.attachedEpoch === null || session.attachedEpoch !== clientEpoch)
       throw new StudioError(
         ErrorCode.CLIENT_EPOCH_STALE,
@@ -406,7 +444,11 @@ export class Engine {
       for (const client of this.store.listAttachedClients())
         if (client.sessionId === session.sessionId) {
           this.store.putClient({ ...client, attached: false });
-          drafts.push({ type: 'CLIENT_DETACHED', clientEpoch: client.epoch, reason: 'CLIENT_REATTACHED' });
+          drafts.push({
+            type: 'CLIENT_DETACHED',
+            clientEpoch: client.epoch,
+            reason: 'CLIENT_REATTACHED',
+          });
         }
       const previous = this.store.getClient(session.sessionId, instance);
       const replayAfterSeq = previous?.ackedSeq ?? '0';
@@ -420,12 +462,20 @@ export class Engine {
       });
       drafts.push({ type: 'CLIENT_ATTACHED', clientEpoch: epoch, replayAfterSeq });
       this.append(session.sessionId, drafts);
-      return { session: this.requireSession(session.sessionId), clientEpoch: epoch, replayAfterSeq };
+      return {
+        session: this.requireSession(session.sessionId),
+        clientEpoch: epoch,
+        replayAfterSeq,
+      };
     });
   }
 
   private attachedClient(sessionId: string, epoch: string) {
-    return this.store.listAttachedClients().find((c) => c.sessionId === sessionId && c.epoch === epoch) ?? null;
+    return (
+      this.store
+        .listAttachedClients()
+        .find((c) => c.sessionId === sessionId && c.epoch === epoch) ?? null
+    );
   }
 
   heartbeat(input: { sessionId: string; clientEpoch: string }): {
@@ -446,9 +496,14 @@ export class Engine {
     };
   }
 
-  acknowledge(input: { sessionId: string; clientEpoch: string; throughSeq: string }): { throughSeq: string } {
+  acknowledge(input: { sessionId: string; clientEpoch: string; throughSeq: string }): {
+    throughSeq: string;
+  } {
     const session = this.requireAttached(input.sessionId, input.clientEpoch);
-    if (!isDecimalString(input.throughSeq) || compareSeq(input.throughSeq, session.lastEventSeq) > 0)
+    if (
+      !isDecimalString(input.throughSeq) ||
+      compareSeq(input.throughSeq, session.lastEventSeq) > 0
+    )
       throw new StudioError(
         ErrorCode.EVENT_CURSOR_INVALID,
         `throughSeq ${input.throughSeq} is past the committed history (last seq ${session.lastEventSeq}).`,
@@ -456,7 +511,8 @@ export class Engine {
       );
     const client = this.attachedClient(session.sessionId, input.clientEpoch);
     if (!client) throw new StudioError(ErrorCode.CLIENT_EPOCH_STALE, 'This attachment is gone.');
-    const acked = compareSeq(input.throughSeq, client.ackedSeq) > 0 ? input.throughSeq : client.ackedSeq;
+    const acked =
+      compareSeq(input.throughSeq, client.ackedSeq) > 0 ? input.throughSeq : client.ackedSeq;
     this.store.putClient({ ...client, ackedSeq: acked });
     return { throughSeq: acked };
   }
@@ -465,35 +521,64 @@ export class Engine {
   // Session control
   // ------------------------------------------------------------------------------------------
 
-  setMode(input: { sessionId: string; clientEpoch: string; mode: AgentMode; projectId?: string | null }): SessionRecord {
+  setMode(input: {
+    sessionId: string;
+    clientEpoch: string;
+    mode: AgentMode;
+    projectId?: string | null;
+  }): SessionRecord {
     const session = this.requireAttached(input.sessionId, input.clientEpoch);
     this.requireOpen(session);
     if (input.mode === 'PLAY')
-      throw new StudioError(ErrorCode.BAD_REQUEST, 'PLAY mode needs a game grid; this studio has none.', { field: 'mode' });
+      throw new StudioError(
+        ErrorCode.BAD_REQUEST,
+        'PLAY mode needs a game grid; this studio has none.',
+        { field: 'mode' },
+      );
     if (input.mode === 'BUILD' && !(input.projectId ?? session.projectId))
-      throw new StudioError(ErrorCode.BAD_REQUEST, 'BUILD mode needs a projectId.', { field: 'projectId' });
-    if (session.mode !== input.mode) this.append(session.sessionId, [{ type: 'MODE_SELECTED', mode: input.mode }]);
+      throw new StudioError(ErrorCode.BAD_REQUEST, 'BUILD mode needs a projectId.', {
+        field: 'projectId',
+      });
+    if (session.mode !== input.mode)
+      this.append(session.sessionId, [{ type: 'MODE_SELECTED', mode: input.mode }]);
     return this.requireSession(session.sessionId);
   }
 
-  async sendMessage(input: { sessionId: string; clientEpoch: string; content: string }): Promise<string> {
+  async sendMessage(input: {
+    sessionId: string;
+    clientEpoch: string;
+    content: string;
+  }): Promise<string> {
     const session = this.requireAttached(input.sessionId, input.clientEpoch);
     this.requireOpen(session);
     if (session.status === 'PAUSED')
-      throw new StudioError(ErrorCode.SESSION_CLOSED, 'The session is paused.', { remediation: 'Resume it first.' });
+      throw new StudioError(ErrorCode.SESSION_CLOSED, 'The session is paused.', {
+        remediation: 'Resume it first.',
+      });
     const content = input.content.trim();
     const bytes = Buffer.byteLength(content, 'utf8');
     if (bytes === 0 || bytes > MAX_USER_MESSAGE_BYTES)
-      throw new StudioError(ErrorCode.BAD_REQUEST, `A message must be 1 to ${MAX_USER_MESSAGE_BYTES} bytes.`, {
-        field: 'content',
-      });
+      throw new StudioError(
+        ErrorCode.BAD_REQUEST,
+        `A message must be 1 to ${MAX_USER_MESSAGE_BYTES} bytes.`,
+        {
+          field: 'content',
+        },
+      );
     if (session.currentRunId)
-      throw new StudioError(ErrorCode.RUN_ALREADY_ACTIVE, `Run ${session.currentRunId} is still active.`, {
-        remediation: 'Wait for it to finish or cancel it.',
-      });
+      throw new StudioError(
+        ErrorCode.RUN_ALREADY_ACTIVE,
+        `Run ${session.currentRunId} is still active.`,
+        {
+          remediation: 'Wait for it to finish or cancel it.',
+        },
+      );
     const source = this.sources.get(session.source);
     if (!source?.sendMessage)
-      throw new StudioError(ErrorCode.HOST_UNAVAILABLE, `The ${session.source} runtime does not take messages here.`);
+      throw new StudioError(
+        ErrorCode.HOST_UNAVAILABLE,
+        `The ${session.source} runtime does not take messages here.`,
+      );
     const { runId } = await source.sendMessage(this.sessionInfo(session), content);
     return runId;
   }
@@ -503,7 +588,12 @@ export class Engine {
     this.requireOpen(session);
     if (session.status !== 'PAUSED') {
       const drafts: EventDraft[] = [{ type: 'SESSION_PAUSED', reason: 'HUMAN_STOP' }];
-      if (session.currentRunId) drafts.push({ type: 'RUN_PAUSED', runId: session.currentRunId, reason: 'Paused by a human.' });
+      if (session.currentRunId)
+        drafts.push({
+          type: 'RUN_PAUSED',
+          runId: session.currentRunId,
+          reason: 'Paused by a human.',
+        });
       this.append(session.sessionId, drafts);
     }
     return this.requireSession(session.sessionId);
@@ -514,20 +604,29 @@ export class Engine {
     this.requireOpen(session);
     if (session.status === 'PAUSED') {
       const drafts: EventDraft[] = [{ type: 'SESSION_RESUMED' }];
-      if (session.currentRunId) drafts.push({ type: 'RUN_STARTED', runId: session.currentRunId, reason: 'RESUMED' });
+      if (session.currentRunId)
+        drafts.push({ type: 'RUN_STARTED', runId: session.currentRunId, reason: 'RESUMED' });
       this.append(session.sessionId, drafts);
     }
     return this.requireSession(session.sessionId);
   }
 
-  async cancelRun(input: { sessionId: string; clientEpoch: string; runId?: string | null }): Promise<string> {
+  async cancelRun(input: {
+    sessionId: string;
+    clientEpoch: string;
+    runId?: string | null;
+  }): Promise<string> {
     const session = this.requireAttached(input.sessionId, input.clientEpoch);
     const runId = input.runId ?? session.currentRunId;
     if (!runId) throw new StudioError(ErrorCode.RUN_NOT_ACTIVE, 'No run is active.');
     const run = this.store.getRun(runId);
-    if (!run || run.sessionId !== session.sessionId) throw new StudioError(ErrorCode.RUN_NOT_ACTIVE, `No run ${runId}.`);
+    if (!run || run.sessionId !== session.sessionId)
+      throw new StudioError(ErrorCode.RUN_NOT_ACTIVE, `No run ${runId}.`);
     if (TERMINAL_RUN_STATUSES.has(run.status))
-      throw new StudioError(ErrorCode.RUN_NOT_ACTIVE, `Run ${runId} already ended (${run.status}).`);
+      throw new StudioError(
+        ErrorCode.RUN_NOT_ACTIVE,
+        `Run ${runId} already ended (${run.status}).`,
+      );
     const source = this.sources.get(session.source);
     if (source?.cancelRun) await source.cancelRun(this.sessionInfo(session), runId);
     this.endRun(session.sessionId, runId, 'RUN_CANCELLED', 'Cancelled by a human.');
@@ -587,8 +686,14 @@ export class Engine {
     if (session.status === 'CLOSED') return session;
     if (session.currentRunId) {
       const source = this.sources.get(session.source);
-      if (source?.cancelRun) await source.cancelRun(this.sessionInfo(session), session.currentRunId);
-      this.endRun(session.sessionId, session.currentRunId, 'RUN_CANCELLED', 'The session was closed.');
+      if (source?.cancelRun)
+        await source.cancelRun(this.sessionInfo(session), session.currentRunId);
+      this.endRun(
+        session.sessionId,
+        session.currentRunId,
+        'RUN_CANCELLED',
+        'The session was closed.',
+      );
     }
     this.append(session.sessionId, [{ type: 'SESSION_CLOSED', reason: 'HUMAN_STOP' }]);
     return this.requireSession(session.sessionId);
@@ -599,8 +704,16 @@ export class Engine {
   // ------------------------------------------------------------------------------------------
 
   /** sha256 of the canonical binding of the call to its session, arguments and context. */
-  argumentHash(sessionId: string, toolCallId: string, toolName: string, args: unknown, contextVersion: string): string {
-    return sha256Digest(canonicalJson({ arguments: args, contextVersion, sessionId, toolCallId, toolName }));
+  argumentHash(
+    sessionId: string,
+    toolCallId: string,
+    toolName: string,
+    args: unknown,
+    contextVersion: string,
+  ): string {
+    return sha256Digest(
+      canonicalJson({ arguments: args, contextVersion, sessionId, toolCallId, toolName }),
+    );
   }
 
   /**
@@ -611,7 +724,13 @@ export class Engine {
     const session = this.requireSession(input.sessionId);
     const toolCallId = input.toolCallId ?? `tc_${randomUUID()}`;
     const argumentsJson = canonicalJson(input.arguments);
-    const argumentHash = this.argumentHash(session.sessionId, toolCallId, input.toolName, input.arguments, session.contextVersion);
+    const argumentHash = this.argumentHash(
+      session.sessionId,
+      toolCallId,
+      input.toolName,
+      input.arguments,
+      session.contextVersion,
+    );
     const approvalId = `ap_${randomUUID()}`;
     const ttl = Math.min(input.ttlMs ?? this.approvalTtlMs, APPROVAL_TTL_MAX_MS);
     const expiresAt = this.iso(this.now() + ttl);
@@ -658,13 +777,23 @@ export class Engine {
     this.requireOpen(session);
     const call = this.store.getToolCall(input.toolCallId);
     if (!call || call.sessionId !== session.sessionId)
-      throw new StudioError(ErrorCode.APPROVAL_MISMATCH, `No tool call ${input.toolCallId} in this session.`);
+      throw new StudioError(
+        ErrorCode.APPROVAL_MISMATCH,
+        `No tool call ${input.toolCallId} in this session.`,
+      );
     const approval = call.approvalId ? this.store.getApproval(call.approvalId) : null;
-    if (!approval) throw new StudioError(ErrorCode.APPROVAL_MISMATCH, 'This tool call has no approval to decide.');
+    if (!approval)
+      throw new StudioError(
+        ErrorCode.APPROVAL_MISMATCH,
+        'This tool call has no approval to decide.',
+      );
     this.checkDecidable(approval, input.argumentHash);
     const key = approval.approvalId;
     if (this.deciding.has(key))
-      throw new StudioError(ErrorCode.APPROVAL_MISMATCH, 'Another decision for this approval is in progress; approvals are used once.');
+      throw new StudioError(
+        ErrorCode.APPROVAL_MISMATCH,
+        'Another decision for this approval is in progress; approvals are used once.',
+      );
     this.deciding.add(key);
     try {
       const reason = input.reason ? input.reason.slice(0, MAX_DECISION_REASON) : null;
@@ -722,10 +851,20 @@ export class Engine {
         try {
           if (engineTool) {
             if (approved) this.runEngineTool(call.toolCallId);
-            else if (current.runId) this.endRun(session.sessionId, current.runId, 'RUN_FAILED', 'The tool call was denied.', { code: ErrorCode.APPROVAL_DENIED, message: 'The tool call was denied.' });
+            else if (current.runId)
+              this.endRun(
+                session.sessionId,
+                current.runId,
+                'RUN_FAILED',
+                'The tool call was denied.',
+                { code: ErrorCode.APPROVAL_DENIED, message: 'The tool call was denied.' },
+              );
           } else source?.onDecisionRecorded?.(decision);
         } catch (error) {
-          this.logger.error('after-decision step failed', { toolCallId: call.toolCallId, error: String(error) });
+          this.logger.error('after-decision step failed', {
+            toolCallId: call.toolCallId,
+            error: String(error),
+          });
         }
       });
       return result;
@@ -735,8 +874,14 @@ export class Engine {
   }
 
   private checkDecidable(approval: ApprovalRecord, argumentHash: string): void {
-    if (approval.status === 'EXPIRED' || (approval.status === 'PENDING' && Date.parse(approval.expiresAt) <= this.now()))
-      throw new StudioError(ErrorCode.APPROVAL_EXPIRED, `The approval expired at ${approval.expiresAt}; the call will not run.`);
+    if (
+      approval.status === 'EXPIRED' ||
+      (approval.status === 'PENDING' && Date.parse(approval.expiresAt) <= this.now())
+    )
+      throw new StudioError(
+        ErrorCode.APPROVAL_EXPIRED,
+        `The approval expired at ${approval.expiresAt}; the call will not run.`,
+      );
     if (approval.status !== 'PENDING')
       throw new StudioError(
         ErrorCode.APPROVAL_MISMATCH,
@@ -817,7 +962,9 @@ export class Engine {
         this.store.putClient({ ...client, attached: false });
         const session = this.store.getSession(client.sessionId);
         if (session?.attachedEpoch === client.epoch)
-          this.append(client.sessionId, [{ type: 'CLIENT_DETACHED', clientEpoch: client.epoch, reason: 'HEARTBEAT_TIMEOUT' }]);
+          this.append(client.sessionId, [
+            { type: 'CLIENT_DETACHED', clientEpoch: client.epoch, reason: 'HEARTBEAT_TIMEOUT' },
+          ]);
       });
     }
     for (const lease of this.store.listActiveLeases(null)) {
@@ -849,10 +996,16 @@ export class Engine {
    * Runs a mutation once per (operation, idempotencyKey). The same key with the same input
    * returns the first result (stored as JSON); the same key with other input is refused.
    */
-  async idempotent<T>(operation: string, input: { idempotencyKey: string } & Record<string, unknown>, run: () => T | Promise<T>): Promise<T> {
+  async idempotent<T>(
+    operation: string,
+    input: { idempotencyKey: string } & Record<string, unknown>,
+    run: () => T | Promise<T>,
+  ): Promise<T> {
     const { idempotencyKey, ...rest } = input;
     if (!idempotencyKey || idempotencyKey.length > 240)
-      throw new StudioError(ErrorCode.BAD_REQUEST, 'idempotencyKey must be 1 to 240 characters.', { field: 'idempotencyKey' });
+      throw new StudioError(ErrorCode.BAD_REQUEST, 'idempotencyKey must be 1 to 240 characters.', {
+        field: 'idempotencyKey',
+      });
     const inputHash = sha256Digest(canonicalJson(stripUndefined(rest)));
     const flightKey = `${operation}\u0000${idempotencyKey}`;
     const pending = this.inFlight.get(flightKey) as Promise<{ hash: string; value: T }> | undefined;
@@ -920,7 +1073,8 @@ export class Engine {
 
   workspace(projectId: string): ProjectWorkspace {
     const ws = this.workspaces.get(projectId);
-    if (!ws) throw new StudioError(ErrorCode.CHECKPOINT_NOT_FOUND, `Project ${projectId} is not open.`);
+    if (!ws)
+      throw new StudioError(ErrorCode.CHECKPOINT_NOT_FOUND, `Project ${projectId} is not open.`);
     return ws;
   }
 
@@ -948,10 +1102,17 @@ export class Engine {
   }
 
   /** Takes a checkpoint of the session's project now and appends CHECKPOINT_CREATED. */
-  checkpoint(sessionId: string, reason: 'AGENT_WRITE' | 'RESTORE_PREIMAGE' | 'MANUAL', options: { runId?: string | null; exactPreImage?: boolean } = {}): CheckpointRecord {
+  checkpoint(
+    sessionId: string,
+    reason: 'AGENT_WRITE' | 'RESTORE_PREIMAGE' | 'MANUAL',
+    options: { runId?: string | null; exactPreImage?: boolean } = {},
+  ): CheckpointRecord {
     const project = this.projectOfSession(sessionId);
     if (!project)
-      throw new StudioError(ErrorCode.STUDIO_CHECKPOINTS_UNSUPPORTED, this.checkpointsSupported(sessionId).reason ?? 'No project.');
+      throw new StudioError(
+        ErrorCode.STUDIO_CHECKPOINTS_UNSUPPORTED,
+        this.checkpointsSupported(sessionId).reason ?? 'No project.',
+      );
     const snap = this.workspace(project.projectId).snapshot();
     const checkpointId = `cp_${randomUUID()}`;
     this.append(sessionId, [
@@ -1017,7 +1178,11 @@ export class Engine {
       updatedAt: this.iso(),
     };
     this.store.putProject(next);
-    return { projectRevision: next.revision, checkpointId: preImage.checkpointId, changedFiles: applied.changedFiles };
+    return {
+      projectRevision: next.revision,
+      checkpointId: preImage.checkpointId,
+      changedFiles: applied.changedFiles,
+    };
   }
 
   private ensureWorkspaceLease(sessionId: string, runId: string | null, revision: string): void {
@@ -1076,7 +1241,10 @@ export class Engine {
     });
   }
 
-  private workspaceDiffSummary(current: CheckpointRecord['files'], target: CheckpointRecord['files']): string {
+  private workspaceDiffSummary(
+    current: CheckpointRecord['files'],
+    target: CheckpointRecord['files'],
+  ): string {
     const now = new Map(current.map((f) => [`${f.target}:${f.path}`, f.contentHash]));
     const then = new Map(target.map((f) => [`${f.target}:${f.path}`, f.contentHash]));
     let changed = 0;
@@ -1098,7 +1266,10 @@ export class Engine {
     const checkpoint = this.store.getCheckpoint(input.checkpointId);
     const session = this.requireSession(sessionId);
     if (!checkpoint || checkpoint.projectId !== session.projectId)
-      throw new StudioError(ErrorCode.CHECKPOINT_NOT_FOUND, `No checkpoint ${input.checkpointId} for this project.`);
+      throw new StudioError(
+        ErrorCode.CHECKPOINT_NOT_FOUND,
+        `No checkpoint ${input.checkpointId} for this project.`,
+      );
     if (checkpoint.contentHash !== input.checkpointContentHash)
       throw new StudioError(
         ErrorCode.CHECKPOINT_NOT_FOUND,
@@ -1106,12 +1277,16 @@ export class Engine {
         { field: 'checkpointContentHash' },
       );
     const project = this.projectOfSession(sessionId);
-    if (!project) throw new StudioError(ErrorCode.CHECKPOINT_NOT_FOUND, 'This session has no project.');
+    if (!project)
+      throw new StudioError(ErrorCode.CHECKPOINT_NOT_FOUND, 'This session has no project.');
     if (project.revision !== input.expectedRevision)
       throw new StudioError(
         ErrorCode.REVISION_CONFLICT,
         `The project moved on: it is at revision ${project.revision}, not ${input.expectedRevision}. Nothing was changed.`,
-        { field: 'expectedRevision', remediation: 'Refresh the project and review the restore again.' },
+        {
+          field: 'expectedRevision',
+          remediation: 'Refresh the project and review the restore again.',
+        },
       );
     return { checkpoint, project };
   }
@@ -1155,7 +1330,10 @@ export class Engine {
     try {
       ({ checkpoint, project } = this.checkRestorable(call.sessionId, args));
     } catch (error) {
-      const e = error instanceof StudioError ? error : new StudioError(ErrorCode.TOOL_FAILED, String(error));
+      const e =
+        error instanceof StudioError
+          ? error
+          : new StudioError(ErrorCode.TOOL_FAILED, String(error));
       this.append(call.sessionId, [
         {
           type: 'TOOL_FAILED',
@@ -1169,7 +1347,10 @@ export class Engine {
       ]);
       return;
     }
-    const preImage = this.checkpoint(call.sessionId, 'RESTORE_PREIMAGE', { runId: call.runId, exactPreImage: true });
+    const preImage = this.checkpoint(call.sessionId, 'RESTORE_PREIMAGE', {
+      runId: call.runId,
+      exactPreImage: true,
+    });
     this.store.putRestoreJob({
       toolCallId,
       sessionId: call.sessionId,
@@ -1189,7 +1370,8 @@ export class Engine {
     const checkpoint = this.store.getCheckpoint(job.checkpointId);
     const preImage = this.store.getCheckpoint(job.preImageCheckpointId);
     const project = this.store.getProject(job.projectId);
-    if (!checkpoint || !preImage || !project) throw new Error(`restore job ${toolCallId} refers to missing records`);
+    if (!checkpoint || !preImage || !project)
+      throw new Error(`restore job ${toolCallId} refers to missing records`);
     const restored = this.workspace(job.projectId).restore(checkpoint.files);
     const restoredAt = this.iso();
     this.store.transaction(() => {
@@ -1248,11 +1430,16 @@ export class Engine {
   private recoverRestores(): void {
     for (const job of this.store.listRestoreJobs()) {
       if (!this.workspaces.has(job.projectId)) continue;
-      this.logger.warn('finishing a restore interrupted by a restart', { toolCallId: job.toolCallId });
+      this.logger.warn('finishing a restore interrupted by a restart', {
+        toolCallId: job.toolCallId,
+      });
       try {
         this.finishRestore(job.toolCallId);
       } catch (error) {
-        this.logger.error('could not finish an interrupted restore', { toolCallId: job.toolCallId, error: String(error) });
+        this.logger.error('could not finish an interrupted restore', {
+          toolCallId: job.toolCallId,
+          error: String(error),
+        });
       }
     }
   }
@@ -1273,7 +1460,10 @@ export class Engine {
     const question = this.store.getQuestion(session.sessionId, input.questionId);
     if (!question) throw new StudioError(ErrorCode.BAD_REQUEST, `No question ${input.questionId}.`);
     if (question.status !== 'OPEN')
-      throw new StudioError(ErrorCode.STUDIO_QUESTION_CLOSED, `The question is already ${question.status.toLowerCase().replaceAll('_', ' ')}.`);
+      throw new StudioError(
+        ErrorCode.STUDIO_QUESTION_CLOSED,
+        `The question is already ${question.status.toLowerCase().replaceAll('_', ' ')}.`,
+      );
     const source = this.sources.get(session.source);
     const answer: QuestionAnswer = {
       sessionId: session.sessionId,
@@ -1282,7 +1472,8 @@ export class Engine {
       choiceIndex: input.choiceIndex ?? null,
       approved: input.approved ?? null,
     };
-    if (!source?.deliverAnswer) throw new StudioError(ErrorCode.HOST_UNAVAILABLE, 'This runtime takes no answers.');
+    if (!source?.deliverAnswer)
+      throw new StudioError(ErrorCode.HOST_UNAVAILABLE, 'This runtime takes no answers.');
     await source.deliverAnswer(answer);
     const after = this.store.getQuestion(session.sessionId, input.questionId);
     if (after && after.status === 'OPEN') {

@@ -124,7 +124,13 @@ export interface MessageDraft extends DraftBase {
 }
 
 export interface RunDraft extends DraftBase {
-  type: 'RUN_STARTED' | 'RUN_PAUSED' | 'RUN_SUCCEEDED' | 'RUN_FAILED' | 'RUN_CANCELLED' | 'RUN_PREEMPTED';
+  type:
+    | 'RUN_STARTED'
+    | 'RUN_PAUSED'
+    | 'RUN_SUCCEEDED'
+    | 'RUN_FAILED'
+    | 'RUN_CANCELLED'
+    | 'RUN_PREEMPTED';
   runId: string;
   /** Defaults to the status the type implies; RUN_STARTED may say WAITING_FOR_APPROVAL etc. via a later RUN_* only. */
   status?: RunStatus;

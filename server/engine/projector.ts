@@ -34,7 +34,8 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
       }
       return;
     case 'CLIENT_DETACHED':
-      if (event.clientEpoch && session.attachedEpoch === event.clientEpoch) session.attachedEpoch = null;
+      if (event.clientEpoch && session.attachedEpoch === event.clientEpoch)
+        session.attachedEpoch = null;
       return;
     case 'MODE_SELECTED':
       if (event.mode) session.mode = event.mode;
@@ -160,8 +161,10 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
       };
       approval.status = event.status;
       approval.expiresAt = event.expiresAt;
-      if (event.type !== 'APPROVAL_REQUESTED' && event.type !== 'APPROVAL_CONSUMED') approval.decidedAt = at;
-      if (event.decisionReason !== undefined) approval.decisionReason = event.decisionReason ?? null;
+      if (event.type !== 'APPROVAL_REQUESTED' && event.type !== 'APPROVAL_CONSUMED')
+        approval.decidedAt = at;
+      if (event.decisionReason !== undefined)
+        approval.decisionReason = event.decisionReason ?? null;
       if (event.automatic) approval.automatic = true;
       store.putApproval(approval);
       const call = store.getToolCall(event.toolCallId);
@@ -213,7 +216,8 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
         if (event.restoredAt) existing.restoredAt = event.restoredAt;
         store.putCheckpoint(existing);
       } else {
-        if (!session.projectId) throw new Error('a checkpoint event needs a session with a project');
+        if (!session.projectId)
+          throw new Error('a checkpoint event needs a session with a project');
         store.putCheckpoint({
           checkpointId: event.checkpointId,
           sessionId: session.sessionId,

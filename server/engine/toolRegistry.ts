@@ -39,8 +39,22 @@ export interface ToolDescriptor {
 
 type Spec = Pick<
   ToolDescriptor,
-  'name' | 'summary' | 'modes' | 'risk' | 'riskEffects' | 'riskReversible' | 'scopes' | 'approvalPolicy' | 'approvalReasons'
-> & { input: object; output: object; idempotencyClass?: string; idempotencyKeyScope?: string; timeoutMs?: number };
+  | 'name'
+  | 'summary'
+  | 'modes'
+  | 'risk'
+  | 'riskEffects'
+  | 'riskReversible'
+  | 'scopes'
+  | 'approvalPolicy'
+  | 'approvalReasons'
+> & {
+  input: object;
+  output: object;
+  idempotencyClass?: string;
+  idempotencyKeyScope?: string;
+  timeoutMs?: number;
+};
 
 const readScopes = ['agent.use', 'studio.project.read'];
 const writeScopes = ['agent.use', 'studio.project.write.server'];
@@ -69,7 +83,11 @@ const SPECS: Spec[] = [
     scopes: readScopes,
     approvalPolicy: 'NONE',
     approvalReasons: [],
-    input: { type: 'object', properties: { prefix: { type: 'string' } }, additionalProperties: false },
+    input: {
+      type: 'object',
+      properties: { prefix: { type: 'string' } },
+      additionalProperties: false,
+    },
     output: { type: 'object' },
   },
   {
@@ -95,12 +113,16 @@ const SPECS: Spec[] = [
     scopes: readScopes,
     approvalPolicy: 'NONE',
     approvalReasons: [],
-    input: { type: 'object', properties: { cursor: { type: 'string' }, limit: { type: 'integer', maximum: 50 } } },
+    input: {
+      type: 'object',
+      properties: { cursor: { type: 'string' }, limit: { type: 'integer', maximum: 50 } },
+    },
     output: { type: 'object' },
   },
   {
     name: 'workspace.file.patch',
-    summary: 'Write up to 16 files after an AGENT_WRITE pre-image checkpoint, under the workspace lease.',
+    summary:
+      'Write up to 16 files after an AGENT_WRITE pre-image checkpoint, under the workspace lease.',
     modes: ['BUILD'],
     risk: 'ROUTINE_WRITE',
     riskEffects: ['project_write', 'checkpoint_create'],
@@ -113,7 +135,10 @@ const SPECS: Spec[] = [
     input: {
       type: 'object',
       required: ['expectedRevision', 'changes'],
-      properties: { expectedRevision: { type: 'string' }, changes: { type: 'array', maxItems: 16 } },
+      properties: {
+        expectedRevision: { type: 'string' },
+        changes: { type: 'array', maxItems: 16 },
+      },
     },
     output: { type: 'object', required: ['projectRevision', 'checkpointId', 'changedFiles'] },
   },
@@ -138,7 +163,8 @@ const SPECS: Spec[] = [
   },
   {
     name: 'project.checkpoint.restore',
-    summary: 'Restore the project to a checkpoint, after a RESTORE_PREIMAGE checkpoint of the current state.',
+    summary:
+      'Restore the project to a checkpoint, after a RESTORE_PREIMAGE checkpoint of the current state.',
     modes: ['BUILD'],
     risk: 'DESTRUCTIVE',
     riskEffects: ['checkpoint_create', 'project_restore'],

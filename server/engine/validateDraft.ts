@@ -30,7 +30,8 @@ function decimal(value: unknown, name: string): void {
 }
 
 function iso(value: unknown, name: string): void {
-  if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) fail(`${name} must be an ISO-8601 time`);
+  if (typeof value !== 'string' || Number.isNaN(Date.parse(value)))
+    fail(`${name} must be an ISO-8601 time`);
 }
 
 export function validateDraft(draft: EventDraft): void {
@@ -42,7 +43,8 @@ export function validateDraft(draft: EventDraft): void {
     case 'ASSISTANT_CHUNK':
     case 'ASSISTANT_MESSAGE':
       id(draft.messageId, 'messageId');
-      if (Buffer.byteLength(draft.content, 'utf8') > MAX_MESSAGE_CONTENT_BYTES) fail('content is over 64 KiB');
+      if (Buffer.byteLength(draft.content, 'utf8') > MAX_MESSAGE_CONTENT_BYTES)
+        fail('content is over 64 KiB');
       return;
     case 'TOOL_PROPOSED':
     case 'TOOL_DISPATCHED':
@@ -52,9 +54,12 @@ export function validateDraft(draft: EventDraft): void {
     case 'TOOL_TIMED_OUT':
     case 'TOOL_OUTCOME_UNKNOWN':
       id(draft.toolCallId, 'toolCallId');
-      if (!draft.toolName || draft.toolName.length > 160) fail('toolName must be 1 to 160 characters');
-      if (draft.argumentHash && !DIGEST_PATTERN.test(draft.argumentHash)) fail('argumentHash must be sha256:<64 hex>');
-      if (draft.safeSummary && draft.safeSummary.length > MAX_SAFE_SUMMARY) fail('safeSummary is over 2048 characters');
+      if (!draft.toolName || draft.toolName.length > 160)
+        fail('toolName must be 1 to 160 characters');
+      if (draft.argumentHash && !DIGEST_PATTERN.test(draft.argumentHash))
+        fail('argumentHash must be sha256:<64 hex>');
+      if (draft.safeSummary && draft.safeSummary.length > MAX_SAFE_SUMMARY)
+        fail('safeSummary is over 2048 characters');
       return;
     case 'APPROVAL_REQUESTED':
     case 'APPROVAL_GRANTED':
@@ -96,7 +101,8 @@ export function validateDraft(draft: EventDraft): void {
       return;
     case 'BUDGET_UPDATED':
       for (const d of draft.budget.dimensions)
-        for (const key of ['limit', 'reserved', 'consumed', 'remaining'] as const) decimal(d[key], `budget ${d.name}.${key}`);
+        for (const key of ['limit', 'reserved', 'consumed', 'remaining'] as const)
+          decimal(d[key], `budget ${d.name}.${key}`);
       return;
     case 'STUDIO_QUESTION_ASKED':
     case 'STUDIO_QUESTION_ANSWERED':

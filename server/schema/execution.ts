@@ -40,17 +40,24 @@ export function jitExecute(args: ExecutionArgs): ExecutionResult | Promise<Execu
   // generic one; graphql-js keeps it, so variables are checked here first.
   const operation = getOperationAST(args.document, args.operationName);
   if (operation?.variableDefinitions?.length) {
-    const coerced = getVariableValues(args.schema, operation.variableDefinitions, args.variableValues ?? {});
+    const coerced = getVariableValues(
+      args.schema,
+      operation.variableDefinitions,
+      args.variableValues ?? {},
+    );
     if (coerced.errors)
       return {
         errors: coerced.errors.map(
-          (e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'BAD_USER_INPUT', retryable: false } }),
+          (e) =>
+            new GraphQLError(e.message, {
+              nodes: e.nodes,
+              extensions: { code: 'BAD_USER_INPUT', retryable: false },
+            }),
         ),
       };
   }
   return query.query(args.rootValue, args.contextValue, args.variableValues ?? {}) as
-    | ExecutionResult
-    | Promise<ExecutionResult>;
+    ExecutionResult | Promise<ExecutionResult>;
 }
 
 const documentIds = new WeakMap<DocumentNode, number>();
@@ -70,8 +77,12 @@ function shareKey(args: ExecutionArgs): string {
 
 const executions = new WeakMap<object, Map<string, ExecutionResult | Promise<ExecutionResult>>>();
 
-function executeShared(args: ExecutionArgs, payload: unknown): ExecutionResult | Promise<ExecutionResult> {
-  if (typeof payload !== 'object' || payload === null) return jitExecute({ ...args, rootValue: payload });
+function executeShared(
+  args: ExecutionArgs,
+  payload: unknown,
+): ExecutionResult | Promise<ExecutionResult> {
+  if (typeof payload !== 'object' || payload === null)
+    return jitExecute({ ...args, rootValue: payload });
   let byKey = executions.get(payload);
   if (!byKey) {
     byKey = new Map();
@@ -134,7 +145,10 @@ export function maskUnexpected(result: ExecutionResult): ExecutionResult {
     errors: result.errors.map((e) =>
       e.extensions?.code
         ? e
-        : new GraphQLError('Unexpected error.', { path: e.path, extensions: { code: 'INTERNAL_SERVER_ERROR' } }),
+        : new GraphQLError('Unexpected error.', {
+            path: e.path,
+            extensions: { code: 'INTERNAL_SERVER_ERROR' },
+          }),
     ),
   };
 }

@@ -39,7 +39,12 @@ export interface StudioContext {
 
 type Args = Record<string, unknown>;
 type Input = { idempotencyKey: string } & Record<string, unknown>;
-type Resolver = (parent: unknown, args: Args, ctx: StudioContext, info: GraphQLResolveInfo) => unknown;
+type Resolver = (
+  parent: unknown,
+  args: Args,
+  ctx: StudioContext,
+  info: GraphQLResolveInfo,
+) => unknown;
 
 /** Maps expected failures to GraphQL errors with the contract's extensions. */
 export function toGraphQLError(error: unknown): unknown {
@@ -83,7 +88,9 @@ function orderCursor(value: unknown): number | null {
   if (value === null || value === undefined) return null;
   const n = Number(value);
   if (typeof value !== 'string' || !/^[0-9]+$/.test(value) || !Number.isSafeInteger(n))
-    throw new StudioError(ErrorCode.BAD_REQUEST, 'after is not a cursor this server gave out.', { field: 'after' });
+    throw new StudioError(ErrorCode.BAD_REQUEST, 'after is not a cursor this server gave out.', {
+      field: 'after',
+    });
   return n;
 }
 
@@ -137,7 +144,10 @@ const Query: Record<string, Resolver> = {
       edges,
       events,
       hasMore,
-      pageInfo: { hasNextPage: hasMore, endCursor: edges.length ? edges[edges.length - 1]!.cursor : null },
+      pageInfo: {
+        hasNextPage: hasMore,
+        endCursor: edges.length ? edges[edges.length - 1]!.cursor : null,
+      },
     };
   },
   crowdyStudioAgentToolDescriptors: (_p, a, { engine }) => {
@@ -159,11 +169,18 @@ const Query: Record<string, Resolver> = {
     const s = engine.requireSession(a.sessionId as string);
     const support = engine.checkpointsSupported(s.sessionId);
     const first = pageSize(a.first, CHECKPOINTS_PAGE_DEFAULT, CHECKPOINTS_PAGE_MAX);
-    const rows = support.supported ? engine.store.listCheckpoints(s.sessionId, orderCursor(a.after), first + 1) : [];
-    const edges = rows.slice(0, first).map((r) => ({ cursor: String(r.order), node: checkpointView(r.record) }));
+    const rows = support.supported
+      ? engine.store.listCheckpoints(s.sessionId, orderCursor(a.after), first + 1)
+      : [];
+    const edges = rows
+      .slice(0, first)
+      .map((r) => ({ cursor: String(r.order), node: checkpointView(r.record) }));
     return {
       edges,
-      pageInfo: { hasNextPage: rows.length > first, endCursor: edges.length ? edges[edges.length - 1]!.cursor : null },
+      pageInfo: {
+        hasNextPage: rows.length > first,
+        endCursor: edges.length ? edges[edges.length - 1]!.cursor : null,
+      },
       supported: support.supported,
       unsupportedReason: support.reason,
     };
@@ -202,7 +219,9 @@ const Query: Record<string, Resolver> = {
       .flatMap((ap) => {
         const s = engine.store.getSession(ap.sessionId);
         const call = engine.store.getToolCall(ap.toolCallId);
-        return s && call ? [{ session: sessionView(s), toolCall: toolCallView(call), approval: approvalView(ap) }] : [];
+        return s && call
+          ? [{ session: sessionView(s), toolCall: toolCallView(call), approval: approvalView(ap) }]
+          : [];
       });
   },
   studioSources: (_p, _a, { engine }) => engine.sourceList(),
@@ -240,8 +259,15 @@ const Mutation: Record<string, Resolver> = {
     ),
   ),
   crowdyStudioAgentAttachClient: mutation('AttachClient', (i, e) => {
-    const out = e.attach({ sessionId: str(i, 'sessionId'), clientInstanceId: (i.clientInstanceId as string | null) ?? null });
-    return { session: sessionView(out.session), clientEpoch: out.clientEpoch, replayAfterSeq: out.replayAfterSeq };
+    const out = e.attach({
+      sessionId: str(i, 'sessionId'),
+      clientInstanceId: (i.clientInstanceId as string | null) ?? null,
+    });
+    return {
+      session: sessionView(out.session),
+      clientEpoch: out.clientEpoch,
+      replayAfterSeq: out.replayAfterSeq,
+    };
   }),
   crowdyStudioAgentSetMode: mutation('SetMode', (i, e) =>
     sessionView(
@@ -254,7 +280,11 @@ const Mutation: Record<string, Resolver> = {
     ),
   ),
   crowdyStudioAgentAcknowledgeEvents: mutation('AcknowledgeEvents', (i, e) =>
-    e.acknowledge({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch'), throughSeq: str(i, 'throughSeq') }),
+    e.acknowledge({
+      sessionId: str(i, 'sessionId'),
+      clientEpoch: str(i, 'clientEpoch'),
+      throughSeq: str(i, 'throughSeq'),
+    }),
   ),
   crowdyStudioAgentHeartbeat: mutation('Heartbeat', (i, e) =>
     e.heartbeat({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') }),
@@ -269,14 +299,21 @@ const Mutation: Record<string, Resolver> = {
     if (!run) throw new StudioError(ErrorCode.HOST_UNAVAILABLE, 'The runtime did not start a run.');
     return runView(run);
   }),
-  crowdyStudioAgentApproveTool: mutation('ApproveTool', async (i, e) => approvalView(await e.decide(decideInput(i), true))),
-  crowdyStudioAgentRejectTool: mutation('RejectTool', async (i, e) => approvalView(await e.decide(decideInput(i), false))),
+  crowdyStudioAgentApproveTool: mutation('ApproveTool', async (i, e) =>
+    approvalView(await e.decide(decideInput(i), true)),
+  ),
+  crowdyStudioAgentRejectTool: mutation('RejectTool', async (i, e) =>
+    approvalView(await e.decide(decideInput(i), false)),
+  ),
   crowdyStudioAgentToolResult: mutation('ToolResult', (i, e) => {
     e.requireAttached(str(i, 'sessionId'), str(i, 'clientEpoch'));
     const result = i.result as { toolCallId: string };
     const call = e.store.getToolCall(result.toolCallId);
     if (!call || call.sessionId !== str(i, 'sessionId'))
-      throw new StudioError(ErrorCode.TOOL_UNKNOWN, `No tool call ${result.toolCallId} in this session.`);
+      throw new StudioError(
+        ErrorCode.TOOL_UNKNOWN,
+        `No tool call ${result.toolCallId} in this session.`,
+      );
     // The studio dispatches no BROWSER tools, so no result is ever awaited from a client.
     throw new StudioError(
       ErrorCode.CONTEXT_STALE,
@@ -285,15 +322,21 @@ const Mutation: Record<string, Resolver> = {
   }),
   crowdyStudioAgentGrantLease: mutation('GrantLease', (i, e) => {
     e.requireAttached(str(i, 'sessionId'), str(i, 'clientEpoch'));
-    throw new StudioError(ErrorCode.BAD_REQUEST, 'PLAY leases need PLAY mode, which this studio does not host.', {
-      field: 'sessionId',
-    });
+    throw new StudioError(
+      ErrorCode.BAD_REQUEST,
+      'PLAY leases need PLAY mode, which this studio does not host.',
+      {
+        field: 'sessionId',
+      },
+    );
   }),
   crowdyStudioAgentRevokeLease: mutation('RevokeLease', (i, e) => {
     const s = e.requireAttached(str(i, 'sessionId'), str(i, 'clientEpoch'));
     const lease = e.store.getLease(str(i, 'leaseId'));
     if (!lease || lease.sessionId !== s.sessionId)
-      throw new StudioError(ErrorCode.BAD_REQUEST, `No lease ${str(i, 'leaseId')}.`, { field: 'leaseId' });
+      throw new StudioError(ErrorCode.BAD_REQUEST, `No lease ${str(i, 'leaseId')}.`, {
+        field: 'leaseId',
+      });
     if (lease.status === 'ACTIVE')
       e.append(s.sessionId, [
         {
@@ -332,10 +375,17 @@ const Mutation: Record<string, Resolver> = {
     return runView(run);
   }),
   crowdyStudioAgentCloseSession: mutation('CloseSession', async (i, e) =>
-    sessionView(await e.closeSession({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') })),
+    sessionView(
+      await e.closeSession({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') }),
+    ),
   ),
   studioCreateCheckpoint: mutation('StudioCreateCheckpoint', (i, e) =>
-    checkpointView(e.createManualCheckpoint({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') })),
+    checkpointView(
+      e.createManualCheckpoint({
+        sessionId: str(i, 'sessionId'),
+        clientEpoch: str(i, 'clientEpoch'),
+      }),
+    ),
   ),
   studioRequestCheckpointRestore: mutation('StudioRequestCheckpointRestore', (i, e) =>
     approvalView(
@@ -376,7 +426,12 @@ const Subscription = {
     subscribe: guard((_p, a, { engine }) =>
       eventStream(
         engine,
-        { sessionId: a.sessionId as string, afterSeq: a.afterSeq as string, clientEpoch: a.clientEpoch as string, maxBatch: null },
+        {
+          sessionId: a.sessionId as string,
+          afterSeq: a.afterSeq as string,
+          clientEpoch: a.clientEpoch as string,
+          maxBatch: null,
+        },
         false,
       ),
     ),
@@ -411,8 +466,16 @@ type Obj = Record<string, unknown>;
  */
 const readsByExecution = new WeakMap<object, Map<string, unknown>>();
 
-function oncePerExecution<T>(ctx: StudioContext, info: GraphQLResolveInfo, key: string, load: () => T): T {
-  const scope = typeof info.rootValue === 'object' && info.rootValue !== null ? (info.rootValue as object) : ctx;
+function oncePerExecution<T>(
+  ctx: StudioContext,
+  info: GraphQLResolveInfo,
+  key: string,
+  load: () => T,
+): T {
+  const scope =
+    typeof info.rootValue === 'object' && info.rootValue !== null
+      ? (info.rootValue as object)
+      : ctx;
   let seen = readsByExecution.get(scope);
   if (!seen) {
     seen = new Map();

@@ -5,9 +5,12 @@ function decimal(value: unknown): string {
   if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return String(value);
   if (typeof value === 'string' && isDecimalString(value)) return value;
-  throw new GraphQLError(`BigInt must be a non-negative decimal string, got ${JSON.stringify(String(value))}`, {
-    extensions: { code: 'BAD_USER_INPUT' },
-  });
+  throw new GraphQLError(
+    `BigInt must be a non-negative decimal string, got ${JSON.stringify(String(value))}`,
+    {
+      extensions: { code: 'BAD_USER_INPUT' },
+    },
+  );
 }
 
 /** BigInt: always a decimal string on the wire, in both directions; strings on the server too. */
@@ -24,7 +27,9 @@ export const BigIntScalar = new GraphQLScalarType({
   },
   parseLiteral: (ast) => {
     if (ast.kind === Kind.STRING || ast.kind === Kind.INT) return decimal(ast.value);
-    throw new GraphQLError('BigInt literal must be a string or an integer.', { extensions: { code: 'BAD_USER_INPUT' } });
+    throw new GraphQLError('BigInt literal must be a string or an integer.', {
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
   },
 });
 
@@ -34,10 +39,14 @@ function isoString(value: unknown): string {
   // The store keeps times as toISOString() output: pass them through untouched (hot path).
   if (typeof value === 'string' && CANONICAL_ISO.test(value)) return value;
   if (value instanceof Date) return value.toISOString();
-  if (typeof value === 'string' && !Number.isNaN(Date.parse(value))) return new Date(value).toISOString();
-  throw new GraphQLError(`DateTime must be an ISO-8601 string, got ${JSON.stringify(String(value))}`, {
-    extensions: { code: 'BAD_USER_INPUT' },
-  });
+  if (typeof value === 'string' && !Number.isNaN(Date.parse(value)))
+    return new Date(value).toISOString();
+  throw new GraphQLError(
+    `DateTime must be an ISO-8601 string, got ${JSON.stringify(String(value))}`,
+    {
+      extensions: { code: 'BAD_USER_INPUT' },
+    },
+  );
 }
 
 /** DateTime: an ISO-8601 UTC string. */
@@ -48,6 +57,8 @@ export const DateTimeScalar = new GraphQLScalarType({
   parseValue: isoString,
   parseLiteral: (ast) => {
     if (ast.kind === Kind.STRING) return isoString(ast.value);
-    throw new GraphQLError('DateTime literal must be a string.', { extensions: { code: 'BAD_USER_INPUT' } });
+    throw new GraphQLError('DateTime literal must be a string.', {
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
   },
 });

@@ -24,7 +24,10 @@ export interface EventBatch {
  * reused only while the session's last seq has not moved.
  */
 class BatchCache {
-  private readonly bySession = new Map<string, Map<string, { lastSeq: string; batch: EventBatch }>>();
+  private readonly bySession = new Map<
+    string,
+    Map<string, { lastSeq: string; batch: EventBatch }>
+  >();
   private static readonly PER_SESSION = 64;
 
   read(engine: Engine, sessionId: string, cursor: bigint, limit: number): EventBatch | null {
@@ -71,7 +74,12 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** A value a subscription yields when it has to end with an error (the resolver throws it). */
 export type Terminal = StudioError;
 
-function checkCursor(engine: Engine, sessionId: string, afterSeq: string, clientEpoch: string | null) {
+function checkCursor(
+  engine: Engine,
+  sessionId: string,
+  afterSeq: string,
+  clientEpoch: string | null,
+) {
   const session = engine.requireSession(sessionId);
   if (clientEpoch !== null) engine.requireAttached(sessionId, clientEpoch);
   if (BigInt(afterSeq) > BigInt(session.lastEventSeq))
@@ -99,7 +107,12 @@ function staleError(clientEpoch: string, attached: string | null): StudioError {
  */
 export function eventStream(
   engine: Engine,
-  args: { sessionId: string; afterSeq: string; clientEpoch: string | null; maxBatch: number | null },
+  args: {
+    sessionId: string;
+    afterSeq: string;
+    clientEpoch: string | null;
+    maxBatch: number | null;
+  },
   batch: boolean,
 ): Repeater<EventBatch | EventView | Terminal> {
   checkCursor(engine, args.sessionId, args.afterSeq, args.clientEpoch);

@@ -78,11 +78,15 @@ export class SqliteStore implements Store {
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(DDL);
     const version = this.db.prepare('SELECT value FROM meta WHERE key = ?').get('schemaVersion') as
-      | { value: string }
-      | undefined;
-    if (!version) this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?)').run('schemaVersion', SCHEMA_VERSION);
+      { value: string } | undefined;
+    if (!version)
+      this.db
+        .prepare('INSERT INTO meta (key, value) VALUES (?, ?)')
+        .run('schemaVersion', SCHEMA_VERSION);
     else if (version.value !== SCHEMA_VERSION)
-      throw new Error(`data dir store has schema version ${version.value}; this server needs ${SCHEMA_VERSION}`);
+      throw new Error(
+        `data dir store has schema version ${version.value}; this server needs ${SCHEMA_VERSION}`,
+      );
 
     const s = (sql: string) => this.db.prepare(sql);
     this.stmts = {
@@ -96,22 +100,30 @@ export class SqliteStore implements Store {
         `INSERT INTO sessions (session_id, ord, app_id, state) VALUES (?, (SELECT coalesce(max(ord), 0) + 1 FROM sessions), ?, ?)
          ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, app_id = excluded.app_id`,
       ),
-      listSessions: s('SELECT state, ord FROM sessions WHERE app_id = ? AND ord < ? ORDER BY ord DESC LIMIT ?'),
+      listSessions: s(
+        'SELECT state, ord FROM sessions WHERE app_id = ? AND ord < ? ORDER BY ord DESC LIMIT ?',
+      ),
       allSessions: s('SELECT state FROM sessions ORDER BY ord'),
       getRun: s('SELECT state FROM runs WHERE run_id = ?'),
       putRun: s('INSERT OR REPLACE INTO runs (run_id, session_id, state) VALUES (?, ?, ?)'),
       getToolCall: s('SELECT state FROM tool_calls WHERE tool_call_id = ?'),
-      putToolCall: s('INSERT OR REPLACE INTO tool_calls (tool_call_id, session_id, state) VALUES (?, ?, ?)'),
+      putToolCall: s(
+        'INSERT OR REPLACE INTO tool_calls (tool_call_id, session_id, state) VALUES (?, ?, ?)',
+      ),
       getApproval: s('SELECT state FROM approvals WHERE approval_id = ?'),
       putApproval: s(
         'INSERT OR REPLACE INTO approvals (approval_id, session_id, status, expires_at, state) VALUES (?, ?, ?, ?, ?)',
       ),
-      pendingAll: s("SELECT state FROM approvals WHERE status = 'PENDING' ORDER BY expires_at, approval_id"),
+      pendingAll: s(
+        "SELECT state FROM approvals WHERE status = 'PENDING' ORDER BY expires_at, approval_id",
+      ),
       pendingOf: s(
         "SELECT state FROM approvals WHERE status = 'PENDING' AND session_id = ? ORDER BY expires_at, approval_id",
       ),
       getLease: s('SELECT state FROM leases WHERE lease_id = ?'),
-      putLease: s('INSERT OR REPLACE INTO leases (lease_id, session_id, status, state) VALUES (?, ?, ?, ?)'),
+      putLease: s(
+        'INSERT OR REPLACE INTO leases (lease_id, session_id, status, state) VALUES (?, ?, ?, ?)',
+      ),
       activeLeasesAll: s("SELECT state FROM leases WHERE status = 'ACTIVE'"),
       activeLeasesOf: s("SELECT state FROM leases WHERE status = 'ACTIVE' AND session_id = ?"),
       getCheckpoint: s('SELECT state FROM checkpoints WHERE checkpoint_id = ?'),
@@ -123,7 +135,9 @@ export class SqliteStore implements Store {
       listCheckpoints: s(
         'SELECT state, ord FROM checkpoints WHERE session_id = ? AND ord < ? ORDER BY ord DESC LIMIT ?',
       ),
-      checkpointsOfProject: s('SELECT state FROM checkpoints WHERE project_id = ? ORDER BY ord DESC'),
+      checkpointsOfProject: s(
+        'SELECT state FROM checkpoints WHERE project_id = ? ORDER BY ord DESC',
+      ),
       getProject: s('SELECT state FROM projects WHERE project_id = ?'),
       putProject: s('INSERT OR REPLACE INTO projects (project_id, state) VALUES (?, ?)'),
       getClient: s('SELECT state FROM clients WHERE session_id = ? AND client_instance_id = ?'),
@@ -139,7 +153,9 @@ export class SqliteStore implements Store {
       listRestore: s('SELECT state FROM restore_jobs'),
       getQuestion: s('SELECT state FROM questions WHERE session_id = ? AND question_id = ?'),
       findQuestion: s('SELECT state FROM questions WHERE question_id = ? LIMIT 1'),
-      putQuestion: s('INSERT OR REPLACE INTO questions (session_id, question_id, state) VALUES (?, ?, ?)'),
+      putQuestion: s(
+        'INSERT OR REPLACE INTO questions (session_id, question_id, state) VALUES (?, ?, ?)',
+      ),
       getBudget: s('SELECT state FROM budgets WHERE session_id = ?'),
       putBudget: s('INSERT OR REPLACE INTO budgets (session_id, state) VALUES (?, ?)'),
       getMeta: s('SELECT value FROM meta WHERE key = ?'),
@@ -216,13 +232,19 @@ export class SqliteStore implements Store {
     this.stmt('putSession').run(r.sessionId, r.appId, JSON.stringify(r));
   }
   listSessions(appId: string, beforeOrder: number | null, limit: number) {
-    const rows = this.stmt('listSessions').all(appId, beforeOrder ?? Number.MAX_SAFE_INTEGER, limit) as (Row & {
+    const rows = this.stmt('listSessions').all(
+      appId,
+      beforeOrder ?? Number.MAX_SAFE_INTEGER,
+      limit,
+    ) as (Row & {
       ord: number;
     })[];
     return rows.map((r) => ({ record: JSON.parse(r.state) as SessionRecord, order: r.ord }));
   }
   listAllSessions(): SessionRecord[] {
-    return (this.stmt('allSessions').all() as Row[]).map((r) => JSON.parse(r.state) as SessionRecord);
+    return (this.stmt('allSessions').all() as Row[]).map(
+      (r) => JSON.parse(r.state) as SessionRecord,
+    );
   }
 
   getRun(runId: string): RunRecord | null {
@@ -243,12 +265,18 @@ export class SqliteStore implements Store {
     return parse(this.stmt('getApproval').get(id) as Row | undefined);
   }
   putApproval(r: ApprovalRecord): void {
-    this.stmt('putApproval').run(r.approvalId, r.sessionId, r.status, r.expiresAt, JSON.stringify(r));
+    this.stmt('putApproval').run(
+      r.approvalId,
+      r.sessionId,
+      r.status,
+      r.expiresAt,
+      JSON.stringify(r),
+    );
   }
   listPendingApprovals(sessionId: string | null): ApprovalRecord[] {
-    const rows = (sessionId === null
-      ? this.stmt('pendingAll').all()
-      : this.stmt('pendingOf').all(sessionId)) as Row[];
+    const rows = (
+      sessionId === null ? this.stmt('pendingAll').all() : this.stmt('pendingOf').all(sessionId)
+    ) as Row[];
     return rows.map((r) => JSON.parse(r.state) as ApprovalRecord);
   }
 
@@ -259,9 +287,11 @@ export class SqliteStore implements Store {
     this.stmt('putLease').run(r.leaseId, r.sessionId, r.status, JSON.stringify(r));
   }
   listActiveLeases(sessionId: string | null): LeaseRecord[] {
-    const rows = (sessionId === null
-      ? this.stmt('activeLeasesAll').all()
-      : this.stmt('activeLeasesOf').all(sessionId)) as Row[];
+    const rows = (
+      sessionId === null
+        ? this.stmt('activeLeasesAll').all()
+        : this.stmt('activeLeasesOf').all(sessionId)
+    ) as Row[];
     return rows.map((r) => JSON.parse(r.state) as LeaseRecord);
   }
 
@@ -296,10 +326,17 @@ export class SqliteStore implements Store {
     return parse(this.stmt('getClient').get(sessionId, clientInstanceId) as Row | undefined);
   }
   putClient(r: ClientRecord): void {
-    this.stmt('putClient').run(r.sessionId, r.clientInstanceId, r.attached ? 1 : 0, JSON.stringify(r));
+    this.stmt('putClient').run(
+      r.sessionId,
+      r.clientInstanceId,
+      r.attached ? 1 : 0,
+      JSON.stringify(r),
+    );
   }
   listAttachedClients(): ClientRecord[] {
-    return (this.stmt('attachedClients').all() as Row[]).map((r) => JSON.parse(r.state) as ClientRecord);
+    return (this.stmt('attachedClients').all() as Row[]).map(
+      (r) => JSON.parse(r.state) as ClientRecord,
+    );
   }
 
   getIdempotency(operation: string, key: string): IdempotencyRecord | null {
@@ -319,7 +356,9 @@ export class SqliteStore implements Store {
     this.stmt('deleteRestore').run(toolCallId);
   }
   listRestoreJobs(): RestoreJobRecord[] {
-    return (this.stmt('listRestore').all() as Row[]).map((r) => JSON.parse(r.state) as RestoreJobRecord);
+    return (this.stmt('listRestore').all() as Row[]).map(
+      (r) => JSON.parse(r.state) as RestoreJobRecord,
+    );
   }
 
   getQuestion(sessionId: string, questionId: string): QuestionRecord | null {

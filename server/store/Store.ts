@@ -36,7 +36,11 @@ export interface Store {
   getSession(sessionId: string): SessionRecord | null;
   putSession(record: SessionRecord): void;
   /** Sessions of an app, newest first; `beforeOrder` is the cursor (exclusive). */
-  listSessions(appId: string, beforeOrder: number | null, limit: number): { record: SessionRecord; order: number }[];
+  listSessions(
+    appId: string,
+    beforeOrder: number | null,
+    limit: number,
+  ): { record: SessionRecord; order: number }[];
   listAllSessions(): SessionRecord[];
 
   getRun(runId: string): RunRecord | null;
@@ -57,7 +61,11 @@ export interface Store {
   getCheckpoint(checkpointId: string): CheckpointRecord | null;
   putCheckpoint(record: CheckpointRecord): void;
   /** Newest first; `beforeOrder` is the cursor (exclusive). */
-  listCheckpoints(sessionId: string, beforeOrder: number | null, limit: number): { record: CheckpointRecord; order: number }[];
+  listCheckpoints(
+    sessionId: string,
+    beforeOrder: number | null,
+    limit: number,
+  ): { record: CheckpointRecord; order: number }[];
   listCheckpointsOfProject(projectId: string): CheckpointRecord[];
 
   getProject(projectId: string): ProjectRecord | null;

@@ -39,7 +39,16 @@ export async function startStudio(
   const token = options.token ?? `e2e-${Math.random().toString(36).slice(2)}`;
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', 'server/main.ts', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])],
+    [
+      '--import',
+      'tsx',
+      'server/main.ts',
+      '--port',
+      '0',
+      '--data-dir',
+      dataDir,
+      ...(options.args ?? []),
+    ],
     {
       cwd: ROOT,
       env: { ...process.env, NODE_ENV: 'production', STUDIO_TOKEN: token, ...options.env },
@@ -48,7 +57,10 @@ export async function startStudio(
   );
   const output: string[] = [];
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`studio did not start:\n${output.join('\n')}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`studio did not start:\n${output.join('\n')}`)),
+      60_000,
+    );
     const onData = (chunk: Buffer) => {
       for (const line of chunk.toString('utf8').split('\n')) {
         if (!line) continue;
@@ -120,5 +132,8 @@ export async function gql<T = Record<string, unknown>>(
     headers: { 'content-type': 'application/json', authorization: `Bearer ${studio.token}` },
     body: JSON.stringify({ query, variables }),
   });
-  return (await res.json()) as { data?: T; errors?: { message: string; extensions?: { code?: string } }[] };
+  return (await res.json()) as {
+    data?: T;
+    errors?: { message: string; extensions?: { code?: string } }[];
+  };
 }

@@ -79,7 +79,12 @@ export class DemoAgent implements Source {
         this.resumeWaiting(session.sessionId, session.currentRunId);
         continue;
       }
-      this.engine.endRun(session.sessionId, session.currentRunId, 'RUN_PREEMPTED', 'The studio restarted during this run.');
+      this.engine.endRun(
+        session.sessionId,
+        session.currentRunId,
+        'RUN_PREEMPTED',
+        'The studio restarted during this run.',
+      );
     }
   }
 
@@ -140,7 +145,8 @@ export class DemoAgent implements Source {
   onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
     const waiter = this.waiters.get(decision.approvalId);
     if (waiter) waiter.resolve('EXPIRED');
-    else if (decision.runId) this.finishExpired(decision.sessionId, decision.runId, decision.toolCallId);
+    else if (decision.runId)
+      this.finishExpired(decision.sessionId, decision.runId, decision.toolCallId);
   }
 
   async cancelRun(_session: SessionInfo, runId: string): Promise<void> {
@@ -167,18 +173,32 @@ export class DemoAgent implements Source {
   private async step(sessionId: string, runId: string, ms: number): Promise<boolean> {
     if (ms > 0) await delay(ms);
     else await delay(0);
-    while (this.engine.store.getSession(sessionId)?.status === 'PAUSED' && !this.runOver(runId)) await delay(100);
+    while (this.engine.store.getSession(sessionId)?.status === 'PAUSED' && !this.runOver(runId))
+      await delay(100);
     return !this.runOver(runId);
   }
 
-  private async script(sessionId: string, runId: string, content: string, ms: number): Promise<void> {
+  private async script(
+    sessionId: string,
+    runId: string,
+    content: string,
+    ms: number,
+  ): Promise<void> {
     const session = this.engine.requireSession(sessionId);
     const words = content.toLowerCase();
     const wantsCleanup = /\b(clean|delete|remove|tidy)\b/.test(words);
     const readOnly = session.mode === 'ASK' || !session.projectId;
     let toolCalls = 0;
 
-    this.append(sessionId, [{ type: 'STUDIO_STAGE_CHANGED', runId, fromStage: null, toStage: 'plan', detail: 'Reading the project' }]);
+    this.append(sessionId, [
+      {
+        type: 'STUDIO_STAGE_CHANGED',
+        runId,
+        fromStage: null,
+        toStage: 'plan',
+        detail: 'Reading the project',
+      },
+    ]);
     if (!(await this.step(sessionId, runId, ms))) return;
 
     let listing: string[] = [];
@@ -186,18 +206,32 @@ export class DemoAgent implements Source {
     if (session.projectId) {
       const project = this.engine.projectOfSession(sessionId);
       listing = (project?.files ?? []).map((f) => f.path);
-      this.serverTool(sessionId, runId, 'workspace.file.list', {}, `List ${listing.length} project files`, {
-        files: listing,
-      });
+      this.serverTool(
+        sessionId,
+        runId,
+        'workspace.file.list',
+        {},
+        `List ${listing.length} project files`,
+        {
+          files: listing,
+        },
+      );
       toolCalls += 1;
       if (!(await this.step(sessionId, runId, ms))) return;
       const ws = this.engine.workspace(session.projectId);
       readme = ws.exists('README.md') ? ws.readFile('README.md') : '';
-      this.serverTool(sessionId, runId, 'workspace.file.read', { path: 'README.md' }, 'Read README.md', {
-        path: 'README.md',
-        byteLength: Buffer.byteLength(readme),
-        firstLine: readme.split('\n')[0] ?? '',
-      });
+      this.serverTool(
+        sessionId,
+        runId,
+        'workspace.file.read',
+        { path: 'README.md' },
+        'Read README.md',
+        {
+          path: 'README.md',
+          byteLength: Buffer.byteLength(readme),
+          firstLine: readme.split('\n')[0] ?? '',
+        },
+      );
       toolCalls += 1;
       if (!(await this.step(sessionId, runId, ms))) return;
     }
@@ -208,7 +242,9 @@ export class DemoAgent implements Source {
         (wantsCleanup ? ', then remove the scratch file I use, which needs your approval.' : '.');
     const messageId = `msg_${randomUUID()}`;
     for (const chunk of chunks(plan, 48)) {
-      this.append(sessionId, [{ type: 'ASSISTANT_CHUNK', runId, messageId, role: 'ASSISTANT', content: chunk }]);
+      this.append(sessionId, [
+        { type: 'ASSISTANT_CHUNK', runId, messageId, role: 'ASSISTANT', content: chunk },
+      ]);
       if (!(await this.step(sessionId, runId, Math.floor(ms / 3)))) return;
     }
     this.append(sessionId, [
@@ -222,19 +258,29 @@ export class DemoAgent implements Source {
     }
     if (!(await this.step(sessionId, runId, ms))) return;
 
-    this.append(sessionId, [{ type: 'STUDIO_STAGE_CHANGED', runId, fromStage: 'plan', toStage: 'edit', detail: null }]);
+    this.append(sessionId, [
+      { type: 'STUDIO_STAGE_CHANGED', runId, fromStage: 'plan', toStage: 'edit', detail: null },
+    ]);
     const projectId = session.projectId!;
     const ws = this.engine.workspace(projectId);
     const changelog = ws.exists('CHANGELOG.md') ? ws.readFile('CHANGELOG.md') : '# Changelog\n';
     const scratchPath = 'tmp/agent-scratch.md';
     const changes = [
       { path: 'CHANGELOG.md', content: `${changelog.trimEnd()}\n- ${oneLine(content)}\n` },
-      ...(wantsCleanup ? [{ path: scratchPath, content: `Scratch notes for: ${oneLine(content)}\n` }] : []),
+      ...(wantsCleanup
+        ? [{ path: scratchPath, content: `Scratch notes for: ${oneLine(content)}\n` }]
+        : []),
     ];
     this.patch(sessionId, runId, changes, `Write ${changes.map((c) => c.path).join(', ')}`);
     toolCalls += 1;
     this.append(sessionId, [
-      { type: 'STUDIO_LOG', runId, level: 'info', message: `patched ${changes.length} file(s)`, origin: 'workspace.file.patch' },
+      {
+        type: 'STUDIO_LOG',
+        runId,
+        level: 'info',
+        message: `patched ${changes.length} file(s)`,
+        origin: 'workspace.file.patch',
+      },
     ]);
     if (!(await this.step(sessionId, runId, ms))) return;
 
@@ -245,21 +291,46 @@ export class DemoAgent implements Source {
       if (!(await this.step(sessionId, runId, ms))) return;
     }
 
-    const done = `Done: CHANGELOG.md now records "${oneLine(content)}".` + (wantsCleanup ? ' The scratch file is gone.' : '');
+    const done =
+      `Done: CHANGELOG.md now records "${oneLine(content)}".` +
+      (wantsCleanup ? ' The scratch file is gone.' : '');
     this.append(sessionId, [
       { type: 'STUDIO_STAGE_CHANGED', runId, fromStage: 'edit', toStage: 'verify', detail: null },
-      { type: 'ASSISTANT_MESSAGE', runId, messageId: `msg_${randomUUID()}`, role: 'ASSISTANT', content: done },
-      { type: 'BUDGET_UPDATED', runId, budget: this.budget(sessionId, content, plan + done, toolCalls) },
+      {
+        type: 'ASSISTANT_MESSAGE',
+        runId,
+        messageId: `msg_${randomUUID()}`,
+        role: 'ASSISTANT',
+        content: done,
+      },
+      {
+        type: 'BUDGET_UPDATED',
+        runId,
+        budget: this.budget(sessionId, content, plan + done, toolCalls),
+      },
       { type: 'RUN_SUCCEEDED', runId, reason: 'Finished.' },
     ]);
     this.resolveWaiting(runId);
   }
 
   /** A SERVER tool that needs no approval: proposed, dispatched and succeeded in one commit. */
-  private serverTool(sessionId: string, runId: string, toolName: string, args: object, summary: string, result: object): void {
+  private serverTool(
+    sessionId: string,
+    runId: string,
+    toolName: string,
+    args: object,
+    summary: string,
+    result: object,
+  ): void {
     const toolCallId = `tc_${randomUUID()}`;
     const session = this.engine.requireSession(sessionId);
-    const argumentHash = this.engine.argumentHash(sessionId, toolCallId, toolName, args, session.contextVersion);
+    const argumentHash = this.engine.argumentHash(
+      sessionId,
+      toolCallId,
+      toolName,
+      args,
+      session.contextVersion,
+    );
     const base = { runId, toolCallId, toolName, toolVersion: '1.0.0' };
     this.append(sessionId, [
       {
@@ -277,12 +348,21 @@ export class DemoAgent implements Source {
     ]);
   }
 
-  private patch(sessionId: string, runId: string, changes: { path: string; content: string | null }[], summary: string): void {
+  private patch(
+    sessionId: string,
+    runId: string,
+    changes: { path: string; content: string | null }[],
+    summary: string,
+  ): void {
     const toolCallId = `tc_${randomUUID()}`;
     const project = this.engine.projectOfSession(sessionId);
     if (!project) throw new Error('no project');
     const args = {
-      changes: changes.map((c) => ({ path: c.path, target: 'SERVER', bytes: c.content === null ? null : Buffer.byteLength(c.content) })),
+      changes: changes.map((c) => ({
+        path: c.path,
+        target: 'SERVER',
+        bytes: c.content === null ? null : Buffer.byteLength(c.content),
+      })),
       expectedRevision: project.revision,
     };
     const session = this.engine.requireSession(sessionId);
@@ -294,7 +374,13 @@ export class DemoAgent implements Source {
         status: 'PROPOSED',
         executor: 'SERVER',
         safeSummary: summary,
-        argumentHash: this.engine.argumentHash(sessionId, toolCallId, 'workspace.file.patch', args, session.contextVersion),
+        argumentHash: this.engine.argumentHash(
+          sessionId,
+          toolCallId,
+          'workspace.file.patch',
+          args,
+          session.contextVersion,
+        ),
         argumentsJson: canonicalJson(args),
         contextVersion: session.contextVersion,
       },
@@ -309,15 +395,25 @@ export class DemoAgent implements Source {
         expectedRevision: project.revision,
         changes,
       });
-      this.append(sessionId, [{ ...base, type: 'TOOL_SUCCEEDED', status: 'SUCCEEDED', resultJson: canonicalJson(result) }]);
+      this.append(sessionId, [
+        { ...base, type: 'TOOL_SUCCEEDED', status: 'SUCCEEDED', resultJson: canonicalJson(result) },
+      ]);
     } catch (error) {
-      const e = error instanceof StudioError ? error : new StudioError(ErrorCode.TOOL_FAILED, String(error));
+      const e =
+        error instanceof StudioError
+          ? error
+          : new StudioError(ErrorCode.TOOL_FAILED, String(error));
       this.append(sessionId, [
         {
           ...base,
           type: 'TOOL_FAILED',
           status: 'FAILED',
-          error: { code: e.code, message: e.message, retryable: e.retryable, remediation: e.remediation },
+          error: {
+            code: e.code,
+            message: e.message,
+            retryable: e.retryable,
+            remediation: e.remediation,
+          },
         },
       ]);
       throw error;
@@ -334,7 +430,10 @@ export class DemoAgent implements Source {
       toolName: 'workspace.file.delete',
       arguments: { expectedRevision: project.revision, paths },
       safeSummary: `Delete ${paths.length} file(s) from project "${project.name}": ${paths.join(', ')} (revision ${project.revision}).`,
-      reasons: ['Deleting files is always approval-gated.', 'DESTRUCTIVE: the file content is only kept in the pre-image checkpoint.'],
+      reasons: [
+        'Deleting files is always approval-gated.',
+        'DESTRUCTIVE: the file content is only kept in the pre-image checkpoint.',
+      ],
     });
     const outcome = await this.waitFor(approval.approvalId, runId);
     if (outcome === 'GRANTED') this.executeDelete(sessionId, runId, approval.toolCallId, paths);
@@ -345,7 +444,11 @@ export class DemoAgent implements Source {
           runId,
           reason: 'The human denied the tool call.',
           code: ErrorCode.APPROVAL_DENIED,
-          error: { code: ErrorCode.APPROVAL_DENIED, message: 'workspace.file.delete was denied.', retryable: false },
+          error: {
+            code: ErrorCode.APPROVAL_DENIED,
+            message: 'workspace.file.delete was denied.',
+            retryable: false,
+          },
         },
       ]);
     else if (outcome === 'EXPIRED') this.finishExpired(sessionId, runId, approval.toolCallId);
@@ -372,21 +475,33 @@ export class DemoAgent implements Source {
 
   /** After a restart: the run still waits on its approval; its decision finishes it. */
   private resumeWaiting(sessionId: string, runId: string): void {
-    const approval = this.engine.store.listPendingApprovals(sessionId).find((a) => a.runId === runId);
+    const approval = this.engine.store
+      .listPendingApprovals(sessionId)
+      .find((a) => a.runId === runId);
     if (!approval) return;
     const call = this.engine.store.getToolCall(approval.toolCallId);
-    const paths = call?.argumentsJson ? ((JSON.parse(call.argumentsJson) as { paths?: string[] }).paths ?? []) : [];
+    const paths = call?.argumentsJson
+      ? ((JSON.parse(call.argumentsJson) as { paths?: string[] }).paths ?? [])
+      : [];
     const done = this.waitFor(approval.approvalId, runId).then((outcome) => {
       if (outcome === 'GRANTED') {
         this.executeDelete(sessionId, runId, approval.toolCallId, paths);
-        this.append(sessionId, [{ type: 'RUN_SUCCEEDED', runId, reason: 'Finished after a restart.' }]);
+        this.append(sessionId, [
+          { type: 'RUN_SUCCEEDED', runId, reason: 'Finished after a restart.' },
+        ]);
       } else if (outcome === 'EXPIRED') this.finishExpired(sessionId, runId, approval.toolCallId);
-      else if (!this.runOver(runId)) this.engine.endRun(sessionId, runId, 'RUN_FAILED', 'The human denied the tool call.');
+      else if (!this.runOver(runId))
+        this.engine.endRun(sessionId, runId, 'RUN_FAILED', 'The human denied the tool call.');
     });
     this.running.set(runId, done);
   }
 
-  private executeDelete(sessionId: string, runId: string, toolCallId: string, paths: string[]): void {
+  private executeDelete(
+    sessionId: string,
+    runId: string,
+    toolCallId: string,
+    paths: string[],
+  ): void {
     const call = this.engine.store.getToolCall(toolCallId);
     const approval = call?.approvalId ? this.engine.store.getApproval(call.approvalId) : null;
     if (!call || !approval) return;
@@ -406,7 +521,9 @@ export class DemoAgent implements Source {
       { ...base, type: 'TOOL_DISPATCHED', status: 'RUNNING', executor: 'SERVER' },
     ]);
     const project = this.engine.projectOfSession(sessionId);
-    const args = call.argumentsJson ? (JSON.parse(call.argumentsJson) as { expectedRevision: string }) : null;
+    const args = call.argumentsJson
+      ? (JSON.parse(call.argumentsJson) as { expectedRevision: string })
+      : null;
     try {
       if (!project || !args) throw new StudioError(ErrorCode.TOOL_FAILED, 'The project is gone.');
       const ws = this.engine.workspace(project.projectId);
@@ -418,19 +535,33 @@ export class DemoAgent implements Source {
         expectedRevision: args.expectedRevision,
         changes: paths.filter((p) => ws.exists(p)).map((path) => ({ path, content: null })),
       });
-      this.append(sessionId, [{ ...base, type: 'TOOL_SUCCEEDED', status: 'SUCCEEDED', resultJson: canonicalJson(result) }]);
-    } catch (error) {
-      const e = error instanceof StudioError ? error : new StudioError(ErrorCode.TOOL_FAILED, String(error));
       this.append(sessionId, [
-        { ...base, type: 'TOOL_FAILED', status: 'FAILED', error: { code: e.code, message: e.message, retryable: false, remediation: e.remediation } },
+        { ...base, type: 'TOOL_SUCCEEDED', status: 'SUCCEEDED', resultJson: canonicalJson(result) },
       ]);
-      this.engine.endRun(sessionId, runId, 'RUN_FAILED', e.message, { code: e.code, message: e.message });
+    } catch (error) {
+      const e =
+        error instanceof StudioError
+          ? error
+          : new StudioError(ErrorCode.TOOL_FAILED, String(error));
+      this.append(sessionId, [
+        {
+          ...base,
+          type: 'TOOL_FAILED',
+          status: 'FAILED',
+          error: { code: e.code, message: e.message, retryable: false, remediation: e.remediation },
+        },
+      ]);
+      this.engine.endRun(sessionId, runId, 'RUN_FAILED', e.message, {
+        code: e.code,
+        message: e.message,
+      });
     }
   }
 
   private finishExpired(sessionId: string, runId: string, toolCallId: string): void {
     const call = this.engine.store.getToolCall(toolCallId);
-    if (call && call.status === 'WAITING_FOR_APPROVAL') this.append(sessionId, [this.engine.expiredToolDraft(call)]);
+    if (call && call.status === 'WAITING_FOR_APPROVAL')
+      this.append(sessionId, [this.engine.expiredToolDraft(call)]);
     if (!this.runOver(runId))
       this.append(sessionId, [
         {
@@ -438,16 +569,26 @@ export class DemoAgent implements Source {
           runId,
           reason: 'Nobody decided the approval before it expired.',
           code: ErrorCode.APPROVAL_EXPIRED,
-          error: { code: ErrorCode.APPROVAL_EXPIRED, message: 'The approval expired; the call did not run.', retryable: true },
+          error: {
+            code: ErrorCode.APPROVAL_EXPIRED,
+            message: 'The approval expired; the call did not run.',
+            retryable: true,
+          },
         },
       ]);
   }
 
   private failRun(sessionId: string, runId: string, error: unknown): void {
     this.engine.logger.warn('demo run failed', { runId, error: String(error) });
-    const e = error instanceof StudioError ? error : new StudioError(ErrorCode.TOOL_FAILED, 'The agent hit an internal error.');
+    const e =
+      error instanceof StudioError
+        ? error
+        : new StudioError(ErrorCode.TOOL_FAILED, 'The agent hit an internal error.');
     try {
-      this.engine.endRun(sessionId, runId, 'RUN_FAILED', e.message, { code: e.code, message: e.message });
+      this.engine.endRun(sessionId, runId, 'RUN_FAILED', e.message, {
+        code: e.code,
+        message: e.message,
+      });
     } catch (inner) {
       this.engine.logger.error('could not end a failed run', { runId, error: String(inner) });
     }
@@ -455,7 +596,9 @@ export class DemoAgent implements Source {
   }
 
   private budget(sessionId: string, input: string, output: string, toolCalls: number): BudgetValue {
-    const runs = this.engine.store.getBudget(sessionId)?.budget.dimensions.find((d) => d.name === 'REQUESTS');
+    const runs = this.engine.store
+      .getBudget(sessionId)
+      ?.budget.dimensions.find((d) => d.name === 'REQUESTS');
     const requests = BigInt(runs?.consumed ?? '0') + 1n;
     const dim = (name: string, scope: string, limit: bigint, consumed: bigint, unit: string) => ({
       name,

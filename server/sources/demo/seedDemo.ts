@@ -17,7 +17,11 @@ const LIVE_MESSAGES = [
   'Explain what greet() does with the shout option',
 ];
 
-export async function seedDemo(engine: Engine, demo: DemoAgent, options: { tickMs?: number } = {}): Promise<void> {
+export async function seedDemo(
+  engine: Engine,
+  demo: DemoAgent,
+  options: { tickMs?: number } = {},
+): Promise<void> {
   const tickMs = options.tickMs ?? 8_000;
   const existingLive = engine.store.getMeta(LIVE_KEY);
   if (engine.store.listAllSessions().length > 0) {
@@ -25,16 +29,26 @@ export async function seedDemo(engine: Engine, demo: DemoAgent, options: { tickM
     return;
   }
   const run = async (sessionId: string, content: string) => {
-    const runId = demo.startRun(engine.sessionInfo(engine.requireSession(sessionId)), content, { stepMs: 0 });
+    const runId = demo.startRun(engine.sessionInfo(engine.requireSession(sessionId)), content, {
+      stepMs: 0,
+    });
     await demo.settled(runId);
   };
 
-  const changelog = engine.createSession({ appId: LOCAL_APP_ID, projectId: 'sample-app', mode: 'BUILD' });
+  const changelog = engine.createSession({
+    appId: LOCAL_APP_ID,
+    projectId: 'sample-app',
+    mode: 'BUILD',
+  });
   await run(changelog.sessionId, 'Note the new shout option in the changelog');
   await run(changelog.sessionId, 'Record that greet() now trims names');
   engine.checkpoint(changelog.sessionId, 'MANUAL');
 
-  const question = engine.createSession({ appId: LOCAL_APP_ID, projectId: 'sample-app', mode: 'ASK' });
+  const question = engine.createSession({
+    appId: LOCAL_APP_ID,
+    projectId: 'sample-app',
+    mode: 'ASK',
+  });
   await run(question.sessionId, 'What does this project do?');
 
   const live = engine.createSession({ appId: LOCAL_APP_ID, projectId: 'sample-app', mode: 'ASK' });
@@ -43,6 +57,10 @@ export async function seedDemo(engine: Engine, demo: DemoAgent, options: { tickM
   demo.startTicker(live.sessionId, tickMs, LIVE_MESSAGES);
 
   // Last, so it is the newest session and its approval has the whole TTL left.
-  const cleanup = engine.createSession({ appId: LOCAL_APP_ID, projectId: 'cleanup-app', mode: 'BUILD' });
+  const cleanup = engine.createSession({
+    appId: LOCAL_APP_ID,
+    projectId: 'cleanup-app',
+    mode: 'BUILD',
+  });
   await run(cleanup.sessionId, 'Update the changelog, then clean up the scratch file');
 }
