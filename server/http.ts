@@ -114,6 +114,10 @@ export function createStudioHttp(options: StudioHttpOptions): {
       void yoga(req, res);
       return;
     }
+    if (url.pathname.startsWith('/api/blobs/')) {
+      serveBlob(req, res, url.pathname.slice('/api/blobs/'.length));
+      return;
+    }
     if (url.pathname === '/healthz') {
       const detailed = isAuthorized(req.headers.authorization, token);
       send(
@@ -139,6 +143,30 @@ export function createStudioHttp(options: StudioHttpOptions): {
     for (const error of result.errors ?? [])
       if (error.extensions?.code === 'INTERNAL_SERVER_ERROR')
         logger.error('unexpected GraphQL error over WebSocket', { path: error.path });
+  };
+
+  /**
+   * GET /api/blobs/sha256:<hex>: one stored file version (checkpoint content), for file diffs.
+   * Content-addressed, so it never changes: the browser may cache it for good.
+   */
+  const serveBlob = (req: IncomingMessage, res: ServerResponse, hash: string) => {
+    if (!isAuthorized(req.headers.authorization, token)) {
+      send(res, 401, JSON.stringify({ error: 'Missing or wrong bearer token.' }));
+      return;
+    }
+    if (!/^sha256:[0-9a-f]{64}$/.test(hash) || !engine.contentStore.has(hash)) {
+      send(res, 404, JSON.stringify({ error: `No stored content ${hash.slice(0, 80)}.` }));
+      return;
+    }
+    const bytes = engine.contentStore.get(hash);
+    res.writeHead(200, {
+      'Content-Type': 'application/octet-stream',
+      'Content-Length': String(bytes.length),
+      'X-Content-Type-Options': 'nosniff',
+      'Content-Security-Policy': "default-src 'none'; sandbox",
+      'Cache-Control': 'private, max-age=31536000, immutable',
+    });
+    res.end(bytes);
   };
 
   const server = createServer(handler);
