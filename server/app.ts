@@ -12,6 +12,7 @@ import { loadOrCreateToken } from './auth.ts';
 import { makeLogger } from './logger.ts';
 import type { Logger } from './logger.ts';
 import type { Source } from './sources/Source.ts';
+import type { SourceFactory } from './sources/fromFlags.ts';
 import { DemoAgent } from './sources/demo/DemoAgent.ts';
 import { seedDemo } from './sources/demo/seedDemo.ts';
 
@@ -35,8 +36,8 @@ export interface StudioServerOptions {
   workspaceLeaseMs?: number;
   /** Milliseconds between the demo agent's steps (default 350). */
   demoStepMs?: number;
-  /** Extra sources (the Managed Agents and Leviath bridges). */
-  sources?: Source[];
+  /** Extra sources (the Managed Agents and Leviath bridges), or factories that need the engine. */
+  sources?: (Source | SourceFactory)[];
 }
 
 export interface StudioServer {
@@ -82,7 +83,8 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
   } else {
     engine.start();
   }
-  for (const source of options.sources ?? []) await engine.addSource(source);
+  for (const source of options.sources ?? [])
+    await engine.addSource(typeof source === 'function' ? source(engine) : source);
 
   const staticDir =
     options.staticDir === undefined

@@ -202,6 +202,18 @@ export class Engine {
       append: (id, drafts) => this.append(id, drafts),
       hasForeignId: (id, foreignId) => this.store.hasForeignId(id, foreignId),
       findQuestion: (id, questionId) => this.store.getQuestion(id, questionId),
+      findApproval: (id, toolCallId) => {
+        const call = this.store.getToolCall(toolCallId);
+        if (!call || call.sessionId !== id || !call.approvalId) return null;
+        const approval = this.store.getApproval(call.approvalId);
+        return approval
+          ? {
+              approvalId: approval.approvalId,
+              status: approval.status,
+              expiresAt: approval.expiresAt,
+            }
+          : null;
+      },
       setStatus: (status, detail) => {
         this.sourceStatus.set(sourceId, { status, detail: detail ?? null });
         this.notifier.notifySources();
@@ -1104,7 +1116,7 @@ export class Engine {
   /** Takes a checkpoint of the session's project now and appends CHECKPOINT_CREATED. */
   checkpoint(
     sessionId: string,
-    reason: 'AGENT_WRITE' | 'RESTORE_PREIMAGE' | 'MANUAL',
+    reason: 'AGENT_WRITE' | 'RESTORE_PREIMAGE' | 'MANUAL' | 'STUDIO_AFTER_TOOL',
     options: { runId?: string | null; exactPreImage?: boolean } = {},
   ): CheckpointRecord {
     const project = this.projectOfSession(sessionId);

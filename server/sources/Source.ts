@@ -8,7 +8,7 @@
  * the outcome as events. A hook that throws a StudioError refuses the action; nothing is recorded.
  */
 import type { EventDraft, QuestionValue, StoredEvent } from '../engine/eventDrafts.ts';
-import type { AgentMode } from '../../protocol/events.ts';
+import type { AgentMode, ApprovalStatus } from '../../protocol/events.ts';
 import type { Logger } from '../logger.ts';
 
 export type SourceStatus = 'CONNECTING' | 'LIVE' | 'RECONNECTING' | 'FAILED' | 'STOPPED';
@@ -64,6 +64,14 @@ export interface SourceHost {
   hasForeignId(sessionId: string, foreignId: string): boolean;
   /** The current state of a question (null if unknown). */
   findQuestion(sessionId: string, questionId: string): QuestionValue | null;
+  /**
+   * The newest approval of a tool call (null if none). Optional: the bridges use it after a
+   * restart to request again an approval that lapsed while the runtime still waits.
+   */
+  findApproval?(
+    sessionId: string,
+    toolCallId: string,
+  ): { approvalId: string; status: ApprovalStatus; expiresAt: string } | null;
   setStatus(status: SourceStatus, detail?: string | null): void;
 }
 
@@ -74,6 +82,8 @@ export interface Source {
   readonly checkpointsSupported: boolean;
   /** Shown by the checkpoint browser when checkpointsSupported is false. */
   readonly checkpointsUnsupportedReason?: string;
+  /** True when a message may be sent while a run is active (it steers that run, as Leviath's do). */
+  readonly steersActiveRun?: boolean;
   start(host: SourceHost): Promise<void>;
   stop(): Promise<void>;
   /** A user message; returns the run it started (the source appends the events). */

@@ -1,0 +1,145 @@
+/**
+ * Small pieces both bridges (Managed Agents, Leviath) share: a forgiving append, reconnect
+ * backoff, abortable sleeps and the approval horizon.
+ */
+import { createHash } from 'node:crypto';
+import { APPROVAL_TTL_MAX_MS, MAX_ID_LENGTH } from '../../protocol/contract.ts';
+import type { EventDraft, StoredEvent } from '../engine/eventDrafts.ts';
+import { REDACTED } from './redact.ts';
+import type { Logger } from '../logger.ts';
+import type { SourceHost } from './Source.ts';
+
+/**
+ * Appends a foreign event's drafts. If the engine refuses the batch, each draft is tried on its
+ * own and a refused draft is replaced by a warning row (keeping its foreignId, so a re-page does
+ * not retry it forever): a bridge must keep following its runtime whatever one event looked like.
+ */
+export function appendSafely(
+  host: SourceHost,
+  sessionId: string,
+  input: EventDraft[],
+  secrets: readonly string[] = [],
+): StoredEvent[] {
+  if (input.length === 0) return [];
+  const drafts = scrubSecrets(input, secrets).map((d) =>
+    d.foreignId === undefined ? d : { ...d, foreignId: boundedId(d.foreignId) },
+  );
+  try {
+    return host.append(sessionId, drafts);
+  } catch (error) {
+    host.logger.warn('bridge: the engine refused a batch; appending one by one', {
+      sessionId,
+      types: drafts.map((d) => d.type),
+      error: errorMessage(error),
+    });
+  }
+  const stored: StoredEvent[] = [];
+  for (const draft of drafts) {
+    try {
+      stored.push(...host.append(sessionId, [draft]));
+    } catch (error) {
+      const message = errorMessage(error);
+      host.logger.warn('bridge: the engine refused a draft', {
+        sessionId,
+        type: draft.type,
+        error: message,
+      });
+      try {
+        stored.push(
+          ...host.append(sessionId, [
+            {
+              type: 'STUDIO_LOG',
+              level: 'warn',
+              origin: 'studio',
+              message: `The studio could not record ${draft.type}: ${message}`,
+              runId: draft.runId ?? null,
+              ...(draft.foreignId !== undefined ? { foreignId: draft.foreignId } : {}),
+            },
+          ]),
+        );
+      } catch {
+        // Nothing more can be done for this draft; the warning above is in the log.
+      }
+    }
+  }
+  return stored;
+}
+
+/**
+ * An id within the contract's 128 characters: itself when short enough, else a stable digest of
+ * it (so dedupe on it still works).
+ */
+export function boundedId(id: string, max = MAX_ID_LENGTH): string {
+  if (id.length <= max) return id;
+  return `h-${createHash('sha256').update(id).digest('hex')}`.slice(0, max);
+}
+
+/**
+ * Replaces every occurrence of a known secret (the API key, the gateway token) in any string of
+ * the drafts: whatever a runtime echoes, the secret never reaches the store or the browser.
+ */
+export function scrubSecrets<T>(value: T, secrets: readonly string[]): T {
+  const live = secrets.filter((s) => s.length >= 4);
+  if (live.length === 0 || !live.some((s) => JSON.stringify(value).includes(s))) return value;
+  const scrub = (v: unknown): unknown => {
+    if (typeof v === 'string')
+      return live.reduce((text, secret) => text.split(secret).join(REDACTED), v);
+    if (Array.isArray(v)) return v.map(scrub);
+    if (typeof v === 'object' && v !== null)
+      return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, scrub(x)]));
+    return v;
+  };
+  return scrub(value) as T;
+}
+
+/** Until start() hands the bridge the engine's logger. */
+export const SILENT_LOGGER: Logger = {
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+  addSecret: () => {},
+};
+
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Reconnect delays: start, doubling, capped (the Managed Agents SDK uses 500 ms to 10 s). */
+export interface BackoffOptions {
+  initialMs: number;
+  maxMs: number;
+}
+
+export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 10_000 };
+
+export function backoffDelay(attempt: number, options: BackoffOptions): number {
+  return Math.min(options.maxMs, options.initialMs * 2 ** Math.max(0, attempt));
+}
+
+/** Resolves after `ms`, or at once when the signal aborts (never rejects). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * The expiresAt of an approval a bridge requests. Both runtimes wait for a human indefinitely,
+ * but the contract caps an approval's TTL at 120 s; the bridge therefore requests with the full
+ * 120 s and, when the engine expires it while the runtime still waits, requests again (a new
+ * approvalId for the same toolCallId and argumentHash). See docs/BRIDGES-MAPPING.md.
+ */
+export function approvalExpiresAt(nowMs: number, ttlMs: number = APPROVAL_TTL_MAX_MS): string {
+  return new Date(nowMs + Math.min(Math.max(1, ttlMs), APPROVAL_TTL_MAX_MS)).toISOString();
+}
+
+export function isoAt(nowMs: number): string {
+  return new Date(nowMs).toISOString();
+}

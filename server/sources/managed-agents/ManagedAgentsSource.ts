@@ -1,0 +1,542 @@
+/**
+ * The Claude Managed Agents bridge: follows one or more Managed Agents sessions and routes the
+ * studio's decisions, messages and cancellations back to them.
+ *
+ * Per session (the documented reconnect procedure): open the SSE stream, page the whole history,
+ * map every event not seen yet, then map the buffered and live stream events. On a drop: back
+ * off (500 ms doubling to 10 s), and do it all again, skipping ids already mapped; the engine
+ * additionally skips drafts whose foreignId it stored, so a restart re-pages safely.
+ */
+import { randomUUID } from 'node:crypto';
+import { ErrorCode } from '../../../protocol/contract.ts';
+import { StudioError } from '../../engine/StudioError.ts';
+import type { Logger } from '../../logger.ts';
+import {
+  SILENT_LOGGER,
+  appendSafely,
+  backoffDelay,
+  DEFAULT_BACKOFF,
+  errorMessage,
+  sleep,
+  type BackoffOptions,
+} from '../bridgeSupport.ts';
+import { maskSecretText } from '../redact.ts';
+import type { SessionInfo, Source, SourceHost, SourceStatus, ToolDecision } from '../Source.ts';
+import type { EventDraft } from '../../engine/eventDrafts.ts';
+import { ManagedAgentsClient, ManagedAgentsHttpError } from './ManagedAgentsClient.ts';
+import {
+  eventIdOf,
+  ManagedAgentsMapper,
+  MANAGED_AGENTS_SOURCE_ID,
+  type ManagedAgentsEvent,
+} from './ManagedAgentsMapper.ts';
+
+export interface ManagedAgentsSourceOptions {
+  /** Managed Agents session ids (`sesn_...`) to follow. */
+  sessionIds: string[];
+  /** ANTHROPIC_API_KEY: sent only in the `x-api-key` header. */
+  apiKey: string;
+  /** API base URL (default https://api.anthropic.com); for proxies and tests. */
+  baseUrl?: string;
+  /** Where the bridge logs (default: the engine's logger, given at start). */
+  logger?: Logger;
+  /** Reconnect backoff (default 500 ms doubling to 10 s). */
+  backoff?: BackoffOptions;
+  /** Retries of a confirmation the API answered with 400 "does not match" (default 6 tries, 250 ms doubling to 4 s). */
+  confirmationRetry?: { attempts: number; initialMs: number; maxMs: number };
+  /** TTL of the approvals the bridge requests (default and cap 120 s; they are requested again while the session waits). */
+  approvalTtlMs?: number;
+  fetch?: typeof fetch;
+}
+
+/** The studio session id of a Managed Agents session. */
+export function managedAgentsStudioSessionId(foreignSessionId: string): string {
+  return `ma-${foreignSessionId}`;
+}
+
+const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{1,120}$/;
+
+type FollowState = 'connecting' | 'live' | 'reconnecting' | 'failed' | 'closed';
+
+interface Follow {
+  foreignSessionId: string;
+  studioSessionId: string;
+  mapper: ManagedAgentsMapper;
+  seen: Set<string>;
+  inFlight: Set<string>;
+  decided: Set<string>;
+  /** Ids of user.interrupt events the studio sent (cancelRun). */
+  studioInterrupts: Set<string>;
+  /** Texts of messages sent while the API answered without the sent events (echo not yet mapped). */
+  unechoedMessages: string[];
+  state: FollowState;
+  detail: string | null;
+  sessionKnown: boolean;
+}
+
+export class ManagedAgentsSource implements Source {
+  readonly sourceId = MANAGED_AGENTS_SOURCE_ID;
+  readonly checkpointsSupported = false;
+  readonly checkpointsUnsupportedReason =
+    'Claude Managed Agents has no checkpoint API: it snapshots its sandbox on its own when a session goes idle and offers no way to list or restore those snapshots.';
+
+  private readonly options: ManagedAgentsSourceOptions;
+  private readonly client: ManagedAgentsClient;
+  private logger: Logger;
+  private readonly follows = new Map<string, Follow>();
+  private readonly abort = new AbortController();
+  private readonly loops: Promise<void>[] = [];
+  private host: SourceHost | null = null;
+
+  constructor(options: ManagedAgentsSourceOptions) {
+    for (const id of options.sessionIds) {
+      if (!SESSION_ID_PATTERN.test(id))
+        throw new Error(`not a Managed Agents session id: ${JSON.stringify(id.slice(0, 40))}`);
+    }
+    if (!options.apiKey) throw new Error('Managed Agents needs an API key (ANTHROPIC_API_KEY)');
+    this.options = options;
+    this.logger = options.logger ?? SILENT_LOGGER;
+    this.logger.addSecret(options.apiKey);
+    this.client = new ManagedAgentsClient({
+      apiKey: options.apiKey,
+      baseUrl: options.baseUrl,
+      fetch: options.fetch,
+    });
+  }
+
+  /** Resolves once every session has caught up with its history (or failed its first attempt); following goes on. */
+  async start(host: SourceHost): Promise<void> {
+    this.host = host;
+    host.logger.addSecret(this.options.apiKey);
+    this.logger = this.options.logger ?? host.logger;
+    this.logger.addSecret(this.options.apiKey);
+    host.setStatus('CONNECTING', null);
+    const ready: Promise<void>[] = [];
+    for (const foreignSessionId of new Set(this.options.sessionIds)) {
+      const studioSessionId = managedAgentsStudioSessionId(foreignSessionId);
+      const follow: Follow = {
+        foreignSessionId,
+        studioSessionId,
+        seen: new Set(),
+        inFlight: new Set(),
+        decided: new Set(),
+        studioInterrupts: new Set(),
+        unechoedMessages: [],
+        state: 'connecting',
+        detail: null,
+        sessionKnown: false,
+        mapper: new ManagedAgentsMapper({
+          now: () => host.now(),
+          secrets: [this.options.apiKey],
+          ...(this.options.approvalTtlMs !== undefined
+            ? { approvalTtlMs: this.options.approvalTtlMs }
+            : {}),
+          decidedInStudio: (toolUseId) =>
+            follow.inFlight.has(toolUseId) ||
+            follow.decided.has(toolUseId) ||
+            host.hasForeignId(studioSessionId, `${toolUseId}/confirmation`),
+          interruptFromStudio: (eventId) =>
+            follow.studioInterrupts.has(eventId) ||
+            host.hasForeignId(studioSessionId, `${eventId}/studio-cancel`),
+        }),
+      };
+      this.follows.set(studioSessionId, follow);
+      let markReady!: () => void;
+      ready.push(new Promise<void>((resolve) => (markReady = resolve)));
+      this.loops.push(this.follow(follow, markReady));
+    }
+    await Promise.all(ready);
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await Promise.allSettled(this.loops);
+    this.host?.setStatus('STOPPED', null);
+  }
+
+  async sendMessage(session: SessionInfo, content: string): Promise<{ runId: string }> {
+    const follow = this.followFor(session.sessionId);
+    const sent = await this.send(
+      follow,
+      [{ type: 'user.message', content: [{ type: 'text', text: content }] }],
+      'message',
+    );
+    const echo = sent.find((e) => e.type === 'user.message' || e.type === undefined);
+    if (echo && eventIdOf(echo)) {
+      this.ingest(follow, {
+        ...echo,
+        type: 'user.message',
+        content: echo.content ?? [{ type: 'text', text: content }],
+      });
+    } else {
+      // The API answered without the sent event: record it under a local id and skip its echo.
+      follow.unechoedMessages.push(content);
+      this.map(follow, {
+        type: 'user.message',
+        id: `local-${randomUUID()}`,
+        content: [{ type: 'text', text: content }],
+      });
+    }
+    const runId = follow.mapper.currentRunId;
+    if (!runId)
+      throw new StudioError(
+        ErrorCode.RUN_NOT_ACTIVE,
+        'The message was sent but no run is open for it',
+      );
+    return { runId };
+  }
+
+  /**
+   * Posts `user.interrupt` (every thread). The engine records RUN_CANCELLED itself once this
+   * resolves, so the runtime's own end of the turn (idle, end_turn) becomes only a row.
+   */
+  async cancelRun(session: SessionInfo, runId: string): Promise<void> {
+    const follow = this.followFor(session.sessionId);
+    const sent = await this.send(follow, [{ type: 'user.interrupt' }], 'interrupt');
+    follow.mapper.runEndedInStudio(runId);
+    const ids = sent
+      .map((e) => (typeof e.id === 'string' ? e.id : ''))
+      .filter((id) => id.length > 0);
+    for (const id of ids) follow.studioInterrupts.add(id);
+    if (ids.length === 0) follow.mapper.expectStudioInterrupt();
+    for (const event of sent)
+      this.ingest(follow, { ...event, type: event.type ?? 'user.interrupt' });
+  }
+
+  /**
+   * Posts `user.tool_confirmation` ({tool_use_id, result, deny_message for a deny}; no thread id:
+   * the API routes it by the event id). A 400 "does not match" (the API has not caught up with its
+   * own tool-use event) is retried with backoff; any other 400 means the call cannot be confirmed.
+   */
+  async deliverDecision(decision: ToolDecision): Promise<void> {
+    const follow = this.followFor(decision.sessionId);
+    const toolUseId = decision.toolCallId;
+    const tool = follow.mapper.tool(toolUseId);
+    if (!tool)
+      throw new StudioError(
+        ErrorCode.APPROVAL_MISMATCH,
+        'Managed Agents has not sent this tool call',
+      );
+    if (
+      tool.phase !== 'awaiting' ||
+      tool.notConfirmable ||
+      follow.decided.has(toolUseId) ||
+      follow.inFlight.has(toolUseId)
+    ) {
+      throw new StudioError(
+        ErrorCode.APPROVAL_MISMATCH,
+        'This call no longer waits for a confirmation in Managed Agents',
+      );
+    }
+    if (decision.argumentHash !== tool.argumentHash)
+      throw new StudioError(
+        ErrorCode.APPROVAL_MISMATCH,
+        'The argument hash does not match the call',
+      );
+    const event: Record<string, unknown> = {
+      type: 'user.tool_confirmation',
+      tool_use_id: toolUseId,
+      result: decision.approved ? 'allow' : 'deny',
+    };
+    if (!decision.approved && decision.reason)
+      event.deny_message = decision.reason.slice(0, 10_000);
+    follow.inFlight.add(toolUseId);
+    try {
+      await this.postConfirmation(follow, event);
+      follow.decided.add(toolUseId);
+      appendSafely(
+        this.requireHost(),
+        follow.studioSessionId,
+        follow.mapper.confirmationDelivered(toolUseId, decision.approved),
+        [this.options.apiKey],
+      );
+    } finally {
+      follow.inFlight.delete(toolUseId);
+    }
+  }
+
+  onDecisionRecorded(decision: ToolDecision): void {
+    const follow = this.follows.get(decision.sessionId);
+    if (!follow || !decision.approved) return;
+    const drafts = follow.mapper.dispatchedAfterApproval(decision.toolCallId);
+    queueMicrotask(() => this.appendNew(follow, drafts));
+  }
+
+  /** The engine expired an approval (120 s cap); the runtime still waits, so request it again. */
+  onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
+    const follow = this.follows.get(decision.sessionId);
+    if (!follow) return;
+    const drafts = follow.mapper.reRequestApproval(decision.toolCallId, decision.approvalId);
+    // The engine calls this from its own commit path: append after it returned.
+    queueMicrotask(() => this.appendNew(follow, drafts));
+  }
+
+  private async follow(follow: Follow, markReady: () => void): Promise<void> {
+    const signal = this.abort.signal;
+    let attempt = 0;
+    while (!signal.aborted && !follow.mapper.sessionClosed) {
+      try {
+        const host = this.requireHost();
+        if (!follow.sessionKnown) {
+          const session = await this.client.getSession(follow.foreignSessionId, signal);
+          host.ensureSession(sessionSpec(follow, session));
+          follow.sessionKnown = true;
+        }
+        const stream = await this.client.openStream(follow.foreignSessionId, signal);
+        const buffered: ManagedAgentsEvent[] = [];
+        let caughtUp = false;
+        const pumped = (async () => {
+          for await (const event of stream) {
+            if (caughtUp) this.ingest(follow, event);
+            else buffered.push(event);
+            if (follow.mapper.sessionClosed) return;
+          }
+        })().then(
+          () => null,
+          (error: unknown) => error,
+        );
+        const history = await this.client.listAllEvents(follow.foreignSessionId, signal);
+        for (const event of history) this.ingest(follow, event);
+        caughtUp = true;
+        for (const event of buffered.splice(0)) this.ingest(follow, event);
+        this.resumeApprovals(follow);
+        attempt = 0;
+        this.setFollowState(follow, follow.mapper.sessionClosed ? 'closed' : 'live', null);
+        markReady();
+        const streamError = await pumped;
+        if (signal.aborted || follow.mapper.sessionClosed) break;
+        this.logger.warn('managed-agents: stream ended; reconnecting', {
+          session: follow.foreignSessionId,
+          ...(streamError ? { error: this.safeMessage(streamError) } : {}),
+        });
+        this.setFollowState(
+          follow,
+          'reconnecting',
+          streamError ? this.safeMessage(streamError) : 'stream ended',
+        );
+      } catch (error) {
+        if (signal.aborted) break;
+        if (error instanceof ManagedAgentsHttpError && error.fatal) {
+          this.logger.error('managed-agents: giving up on a session', {
+            session: follow.foreignSessionId,
+            status: error.status,
+            error: this.safeMessage(error),
+          });
+          this.setFollowState(
+            follow,
+            'failed',
+            `${follow.foreignSessionId}: HTTP ${error.status} ${this.safeMessage(error)}`,
+          );
+          markReady();
+          return;
+        }
+        this.logger.warn('managed-agents: connection failed; retrying', {
+          session: follow.foreignSessionId,
+          error: this.safeMessage(error),
+        });
+        this.setFollowState(follow, 'reconnecting', this.safeMessage(error));
+        markReady();
+      }
+      await sleep(backoffDelay(attempt, this.options.backoff ?? DEFAULT_BACKOFF), signal);
+      attempt += 1;
+    }
+    if (follow.mapper.sessionClosed) this.setFollowState(follow, 'closed', null);
+    markReady();
+  }
+
+  /** After a (re)connect: approvals that lapsed while the studio was down are requested again. */
+  private resumeApprovals(follow: Follow): void {
+    const host = this.requireHost();
+    if (!host.findApproval) return;
+    for (const tool of follow.mapper.awaitingTools()) {
+      const newest = host.findApproval(follow.studioSessionId, tool.toolUseId);
+      if (newest) this.appendNew(follow, follow.mapper.resumeApproval(tool.toolUseId, newest));
+    }
+  }
+
+  private ingest(follow: Follow, event: ManagedAgentsEvent): void {
+    const key = eventIdOf(event);
+    if (key) {
+      if (follow.seen.has(key)) return;
+      follow.seen.add(key);
+    }
+    if (event.type === 'user.message' && follow.unechoedMessages.length > 0) {
+      const text = textOf(event.content);
+      const index = follow.unechoedMessages.indexOf(text);
+      if (index !== -1) {
+        follow.unechoedMessages.splice(index, 1);
+        return;
+      }
+    }
+    this.map(follow, event);
+  }
+
+  private map(follow: Follow, event: ManagedAgentsEvent): void {
+    this.appendNew(follow, follow.mapper.map(event));
+  }
+
+  private appendNew(follow: Follow, drafts: EventDraft[]): void {
+    const host = this.requireHost();
+    const fresh = drafts.filter(
+      (d) => d.foreignId === undefined || !host.hasForeignId(follow.studioSessionId, d.foreignId),
+    );
+    appendSafely(host, follow.studioSessionId, fresh, [this.options.apiKey]);
+  }
+
+  private async postConfirmation(follow: Follow, event: Record<string, unknown>): Promise<void> {
+    const retry = this.options.confirmationRetry ?? { attempts: 6, initialMs: 250, maxMs: 4_000 };
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await this.client.sendEvents(follow.foreignSessionId, [event], this.abort.signal);
+        return;
+      } catch (error) {
+        const racing =
+          error instanceof ManagedAgentsHttpError &&
+          ((error.status === 400 && /does not match/i.test(error.message)) || error.status === 429);
+        if (racing && attempt + 1 < retry.attempts) {
+          this.logger.warn('managed-agents: confirmation not accepted yet; retrying', {
+            session: follow.foreignSessionId,
+            toolUseId: event.tool_use_id,
+            status: (error as ManagedAgentsHttpError).status,
+          });
+          await sleep(
+            backoffDelay(attempt, { initialMs: retry.initialMs, maxMs: retry.maxMs }),
+            this.abort.signal,
+          );
+          continue;
+        }
+        if (error instanceof ManagedAgentsHttpError && error.status === 400 && !racing) {
+          follow.mapper.markNotConfirmable(String(event.tool_use_id));
+          throw new StudioError(
+            ErrorCode.APPROVAL_REVOKED,
+            `Managed Agents refused the confirmation: ${this.safeMessage(error)}`,
+            {
+              remediation:
+                'The call no longer waits for a confirmation (it was decided elsewhere or denied by the runtime).',
+            },
+          );
+        }
+        throw this.studioError(error, 'confirmation');
+      }
+    }
+  }
+
+  private async send(
+    follow: Follow,
+    events: Record<string, unknown>[],
+    what: string,
+  ): Promise<ManagedAgentsEvent[]> {
+    try {
+      return await this.client.sendEvents(follow.foreignSessionId, events, this.abort.signal);
+    } catch (error) {
+      throw this.studioError(error, what);
+    }
+  }
+
+  private studioError(error: unknown, what: string): StudioError {
+    const message = this.safeMessage(error);
+    if (error instanceof ManagedAgentsHttpError) {
+      if (error.status === 401 || error.status === 403) {
+        return new StudioError(
+          ErrorCode.PROVIDER_UNAVAILABLE,
+          `Managed Agents refused the ${what}: ${message}`,
+          {
+            remediation: 'Check ANTHROPIC_API_KEY and its access to this session.',
+          },
+        );
+      }
+      if (error.status === 404)
+        return new StudioError(
+          ErrorCode.SESSION_NOT_FOUND,
+          `Managed Agents does not know this session: ${message}`,
+        );
+      if (error.status === 400)
+        return new StudioError(
+          ErrorCode.BAD_REQUEST,
+          `Managed Agents refused the ${what}: ${message}`,
+        );
+    }
+    return new StudioError(
+      ErrorCode.PROVIDER_UNAVAILABLE,
+      `Could not reach Managed Agents for the ${what}: ${message}`,
+      { retryable: true },
+    );
+  }
+
+  private safeMessage(error: unknown): string {
+    return maskSecretText(errorMessage(error), [this.options.apiKey]).slice(0, 500);
+  }
+
+  private followFor(studioSessionId: string): Follow {
+    const follow = this.follows.get(studioSessionId);
+    if (!follow)
+      throw new StudioError(
+        ErrorCode.SESSION_NOT_FOUND,
+        'This session is not a Managed Agents session of this studio',
+      );
+    return follow;
+  }
+
+  private requireHost(): SourceHost {
+    if (!this.host) throw new Error('ManagedAgentsSource used before start()');
+    return this.host;
+  }
+
+  private setFollowState(follow: Follow, state: FollowState, detail: string | null): void {
+    follow.state = state;
+    follow.detail = detail;
+    const all = [...this.follows.values()];
+    let status: SourceStatus;
+    if (all.some((f) => f.state === 'connecting')) status = 'CONNECTING';
+    else if (all.some((f) => f.state === 'reconnecting')) status = 'RECONNECTING';
+    else if (all.every((f) => f.state === 'failed')) status = 'FAILED';
+    else status = 'LIVE';
+    const troubled = all
+      .filter((f) => f.detail !== null && f.state !== 'live')
+      .map((f) => `${f.foreignSessionId}: ${f.state} (${f.detail})`);
+    const live = all.filter((f) => f.state === 'live').length;
+    this.host?.setStatus(
+      status,
+      troubled.length > 0
+        ? troubled.join('; ')
+        : `${live} of ${all.length} session${all.length === 1 ? '' : 's'} live`,
+    );
+  }
+}
+
+function sessionSpec(follow: Follow, session: Record<string, unknown>) {
+  const title =
+    typeof session.title === 'string' && session.title.trim()
+      ? session.title.trim().slice(0, 200)
+      : `Managed Agents ${follow.foreignSessionId}`;
+  const agent = session.agent;
+  let model: string | null = null;
+  if (typeof agent === 'object' && agent !== null) {
+    const m = (agent as Record<string, unknown>).model;
+    if (typeof m === 'string') model = m;
+    else if (
+      typeof m === 'object' &&
+      m !== null &&
+      typeof (m as Record<string, unknown>).id === 'string'
+    )
+      model = (m as Record<string, string>).id ?? null;
+  }
+  return {
+    sessionId: follow.studioSessionId,
+    title,
+    mode: 'BUILD' as const,
+    requestedModel: model ?? 'managed-agents',
+    model,
+  };
+}
+
+function textOf(content: unknown): string {
+  if (!Array.isArray(content)) return typeof content === 'string' ? content : '';
+  return content
+    .map((b: unknown) =>
+      typeof b === 'object' && b !== null && (b as Record<string, unknown>).type === 'text'
+        ? String((b as Record<string, unknown>).text ?? '')
+        : '',
+    )
+    .join('');
+}
