@@ -35,4 +35,5 @@ export const REASON_LABEL: Record<string, string> = {
   AGENT_WRITE: 'Before an agent write',
   RESTORE_PREIMAGE: 'Before a restore',
   MANUAL: 'Manual',
+  STUDIO_AFTER_TOOL: 'After a tool call',
 };
