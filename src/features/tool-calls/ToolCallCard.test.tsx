@@ -157,6 +157,19 @@ describe('ToolCallCard', () => {
     expect(screen.queryByRole('button', { name: 'Approve' })).toBeNull();
   });
 
+  it('prefixes a numeric tool version with v', async () => {
+    setup(makeToolCall({ toolVersion: '1.0.0' }));
+    const card = await screen.findByRole('article', { name: /workspace\.file\.patch/ });
+    expect(within(card).getByRole('heading').textContent).toContain('v1.0.0');
+  });
+
+  it('does not prefix a version word such as a bridge toolset name', async () => {
+    setup(makeToolCall({ toolVersion: 'agent_toolset_20260401' }));
+    const card = await screen.findByRole('article', { name: /workspace\.file\.patch/ });
+    expect(within(card).getByRole('heading').textContent).toContain('agent_toolset_20260401');
+    expect(within(card).getByRole('heading').textContent).not.toContain('vagent');
+  });
+
   it('names the subagent that asked', async () => {
     setup(makeToolCall({ askedBy: 'subagent reviewer' }));
     expect(await screen.findByText('subagent reviewer')).toBeTruthy();

@@ -128,7 +128,8 @@ export function ToolCallCardView({ data, sessionId }: { data: ToolCall; sessionI
         <h3 id={titleId} className="font-mono text-sm font-semibold">
           <SafeText text={call.toolName} />
           <span className="ml-1 font-normal text-slate-500 dark:text-slate-400">
-            v<SafeText text={call.toolVersion} />
+            {/^\d/.test(call.toolVersion) ? 'v' : ''}
+            <SafeText text={call.toolVersion} />
           </span>
         </h3>
         <Badge tone={badge.tone}>{badge.label}</Badge>

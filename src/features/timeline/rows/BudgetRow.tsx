@@ -29,31 +29,39 @@ export function BudgetRow({ event, href }: { event: EventOf<'AgentBudgetEvent'>;
       </RowHeader>
       <ul className="mt-1 grid gap-1 text-xs sm:grid-cols-2">
         {budget.dimensions.map((dimension) => {
-          const percent = percentUsed(dimension.consumed, dimension.limit);
           const label = `${dimension.name} (${dimension.scope})`;
+          // A limit of "0" means the runtime reports no limit: show the count, not a gauge.
+          const limited = BigInt(dimension.limit) > 0n;
+          const percent = limited ? percentUsed(dimension.consumed, dimension.limit) : 0;
           return (
             <li key={`${dimension.name}:${dimension.scope}`}>
               <div className="flex justify-between gap-2 text-slate-700 dark:text-slate-300">
                 <SafeText text={label} />
                 <span>
-                  {groupDigits(dimension.consumed)} / {groupDigits(dimension.limit)}{' '}
+                  {groupDigits(dimension.consumed)}
+                  {limited ? ` / ${groupDigits(dimension.limit)}` : ''}{' '}
                   <SafeText text={dimension.unit} />
+                  {limited ? null : (
+                    <span className="text-slate-500 dark:text-slate-400"> (no limit known)</span>
+                  )}
                 </span>
               </div>
-              <div
-                role="meter"
-                aria-label={`${label} used`}
-                aria-valuemin={0}
-                aria-valuemax={100}
-                aria-valuenow={percent}
-                aria-valuetext={`${groupDigits(dimension.consumed)} of ${groupDigits(dimension.limit)} ${dimension.unit}`}
-                className="mt-0.5 h-1.5 overflow-hidden rounded bg-slate-200 dark:bg-slate-700"
-              >
+              {limited ? (
                 <div
-                  className={`h-full ${percent >= 90 ? 'bg-red-600' : percent >= 70 ? 'bg-amber-500' : 'bg-emerald-600'}`}
-                  style={{ width: `${percent}%` }}
-                />
-              </div>
+                  role="meter"
+                  aria-label={`${label} used`}
+                  aria-valuemin={0}
+                  aria-valuemax={100}
+                  aria-valuenow={percent}
+                  aria-valuetext={`${groupDigits(dimension.consumed)} of ${groupDigits(dimension.limit)} ${dimension.unit}`}
+                  className="mt-0.5 h-1.5 overflow-hidden rounded bg-slate-200 dark:bg-slate-700"
+                >
+                  <div
+                    className={`h-full ${percent >= 90 ? 'bg-red-600' : percent >= 70 ? 'bg-amber-500' : 'bg-emerald-600'}`}
+                    style={{ width: `${percent}%` }}
+                  />
+                </div>
+              ) : null}
             </li>
           );
         })}

@@ -8,6 +8,7 @@ const REASON: Record<string, string> = {
   AGENT_WRITE: 'before an agent write',
   RESTORE_PREIMAGE: 'before a restore (undo point)',
   MANUAL: 'taken by hand',
+  STUDIO_AFTER_TOOL: 'after a tool call',
 };
 
 /** A checkpoint taken or restored, linking to the checkpoint browser. */
