@@ -313,6 +313,7 @@ export class Engine {
         attachedEpoch: null,
         lastEventSeq: '0',
         currentRunId: null,
+        lastRunId: null,
         createdAt,
         updatedAt: createdAt,
         closedAt: null,

@@ -71,6 +71,7 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
         cancelled: false,
       };
       run.status = status;
+      session.lastRunId = run.runId;
       if (event.type === 'RUN_STARTED') {
         run.startedAt ??= at;
         run.providerRounds += 1;

@@ -506,7 +506,7 @@ const linked = {
       return run ? runView(run) : null;
     },
     currentRun: (s: SessionView, _a: Args, { engine }: StudioContext) => {
-      const run = s._currentRunId ? engine.store.getRun(s._currentRunId) : null;
+      const run = s._lastRunId ? engine.store.getRun(s._lastRunId) : null;
       return run ? runView(run) : null;
     },
     activeLeases: (s: SessionView, _a: Args, { engine }: StudioContext) =>

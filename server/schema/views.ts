@@ -40,8 +40,10 @@ export interface SessionView {
   closedAt: string | null;
   studioTitle: string | null;
   studioSource: string;
-  /** Internal: resolves activeRun/currentRun. */
+  /** Internal: resolves activeRun (the active run only). */
   _currentRunId: string | null;
+  /** Internal: resolves currentRun (the newest run, active or ended). */
+  _lastRunId: string | null;
 }
 
 export function sessionView(s: SessionRecord): SessionView {
@@ -70,6 +72,7 @@ export function sessionView(s: SessionRecord): SessionView {
     studioTitle: s.title,
     studioSource: s.source,
     _currentRunId: s.currentRunId,
+    _lastRunId: s.lastRunId ?? s.currentRunId,
   };
 }
 

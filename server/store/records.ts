@@ -46,6 +46,8 @@ export interface SessionRecord {
   attachedEpoch: string | null;
   lastEventSeq: string;
   currentRunId: string | null;
+  /** The newest run, active or ended (currentRun); absent in records written before it existed. */
+  lastRunId?: string | null;
   createdAt: string;
   updatedAt: string;
   closedAt: string | null;

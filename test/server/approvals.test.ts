@@ -150,7 +150,11 @@ describe('approvals', () => {
         Buffer.byteLength(scratchContent),
       );
       expect(existsSync(r.scratch)).toBe(false);
-      expect((await getSession(c, r.a.sessionId)).pendingApproval).toBeNull();
+      const after = await getSession(c, r.a.sessionId);
+      expect(after.pendingApproval).toBeNull();
+      // currentRun stays the newest run once it ended; activeRun is only ever an active one.
+      expect(after.currentRun).toEqual({ runId: r.runId, status: 'SUCCEEDED' });
+      expect(after.activeRun).toBeNull();
     } finally {
       r.stop();
     }

@@ -282,6 +282,7 @@ export interface HistoryPage {
 export const SESSION_FIELDS = `sessionId appId projectId mode status lastEventSeq currentClientEpoch clientEpoch createdAt
   studioTitle studioSource
   currentRun { runId status }
+  activeRun { runId status }
   pendingApproval { approvalId toolCallId argumentHash status expiresAt }`;
 
 export interface SessionData {
@@ -297,6 +298,7 @@ export interface SessionData {
   studioTitle: string | null;
   studioSource: string;
   currentRun: { runId: string; status: string } | null;
+  activeRun: { runId: string; status: string } | null;
   pendingApproval: {
     approvalId: string;
     toolCallId: string;
