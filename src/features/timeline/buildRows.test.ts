@@ -4,6 +4,7 @@ import {
   approvalEvent,
   logEvents,
   messageEvent,
+  questionEvent,
   toolCall,
   toolEvent,
 } from '../../test/fixtures.ts';
@@ -79,6 +80,26 @@ describe('buildRows', () => {
       toolName: 'workspace.file.patch',
     });
     expect(card.toolCall?.approval?.status).toBe('CONSUMED');
+  });
+
+  it('folds a question and its answer into one row (one card per question)', () => {
+    const asked = questionEvent(3);
+    const answered = {
+      ...questionEvent(9),
+      type: 'STUDIO_QUESTION_ANSWERED',
+      question: {
+        ...asked.question,
+        status: 'ANSWERED',
+        answerChoiceIndex: 1,
+        answeredAt: asked.createdAt,
+      },
+    } as typeof asked;
+    const before = buildRows([{ page: '0', events: [asked], loading: false, error: null }]);
+    const rows = buildRows([{ page: '0', events: [asked, answered], loading: false, error: null }]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]!.seqs).toEqual(['3', '9']);
+    // The row re-renders when the answer lands.
+    expect(rows[0]!.version).not.toBe(before[0]!.version);
   });
 
   it('keeps one gap row per page that is not loaded, in seq order', () => {

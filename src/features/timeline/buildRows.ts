@@ -232,6 +232,8 @@ export function buildRows(slots: readonly PageSlot[]): TimelineRow[] {
   const rows: TimelineRow[] = [];
   const messages = new Map<string, { row: MessageRow; chunks: string[] }>();
   const tools = new Map<string, ToolCallRow>();
+  // One row per question: its card reads the StudioQuestion entity, which the answer updates.
+  const questions = new Map<string, EventRow>();
   for (const slot of slots) {
     if (!slot.events) {
       rows.push(gapRow(slot));
@@ -324,7 +326,17 @@ export function buildRows(slots: readonly PageSlot[]): TimelineRow[] {
         rows.push(row);
         continue;
       }
-      rows.push({
+      const questionId =
+        event.__typename === 'StudioQuestionEvent' ? event.question.questionId : null;
+      const asked = questionId === null ? undefined : questions.get(questionId);
+      if (asked && event.__typename === 'StudioQuestionEvent') {
+        asked.seqs.push(event.seq);
+        asked.status = statusOf(event);
+        asked.text = `${asked.text} ${searchText(event)}`;
+        asked.version = `${asked.seqs.length}:${event.question.status}:${event.question.answeredAt ?? ''}`;
+        continue;
+      }
+      const row: EventRow = {
         kind: 'event',
         key: event.eventId,
         seq: event.seq,
@@ -336,10 +348,12 @@ export function buildRows(slots: readonly PageSlot[]): TimelineRow[] {
         // A question's state lives in its StudioQuestion entity, which later events update.
         version:
           event.__typename === 'StudioQuestionEvent'
-            ? `${event.eventId}:${event.question.status}:${event.question.answeredAt ?? ''}`
+            ? `1:${event.question.status}:${event.question.answeredAt ?? ''}`
             : event.eventId,
         event,
-      });
+      };
+      if (questionId !== null) questions.set(questionId, row);
+      rows.push(row);
     }
   }
   for (const { row, chunks } of messages.values()) {
