@@ -8,7 +8,7 @@ import {
   toolCall,
   toolEvent,
 } from '../../test/fixtures.ts';
-import { buildRows, type MessageRow, type ToolCallRow } from './buildRows.ts';
+import { buildRows, type EventRow, type MessageRow, type ToolCallRow } from './buildRows.ts';
 
 describe('buildRows', () => {
   it('merges assistant chunks across pages into one message, final once ASSISTANT_MESSAGE lands', () => {
@@ -97,9 +97,11 @@ describe('buildRows', () => {
     const before = buildRows([{ page: '0', events: [asked], loading: false, error: null }]);
     const rows = buildRows([{ page: '0', events: [asked, answered], loading: false, error: null }]);
     expect(rows).toHaveLength(1);
-    expect(rows[0]!.seqs).toEqual(['3', '9']);
+    const row = rows[0] as EventRow;
+    expect(row.kind).toBe('event');
+    expect(row.seqs).toEqual(['3', '9']);
     // The row re-renders when the answer lands.
-    expect(rows[0]!.version).not.toBe(before[0]!.version);
+    expect(row.version).not.toBe((before[0] as EventRow).version);
   });
 
   it('keeps one gap row per page that is not loaded, in seq order', () => {
