@@ -1,7 +1,6 @@
-import { act, fireEvent, render, screen, within } from '@testing-library/react';
+import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import axe from 'axe-core';
-import { Provider } from 'urql';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Operation } from '@urql/core';
 import { makeConnectionStore } from '../graphql/connectionStore.ts';
 import {
@@ -15,8 +14,9 @@ import {
   toolCall,
   toolEvent,
 } from '../test/fixtures.ts';
+import { makeFakeStudioHttp, makeTestQueryClient, TestProviders } from '../test/fakeStudioHttp.tsx';
 import { stubLayout } from '../test/layout.ts';
-import { makeTestClient } from '../test/testClient.ts';
+import { makeTestClient, type Resolver } from '../test/testClient.ts';
 import { App } from './App.tsx';
 
 const pending = toolCall({
@@ -120,15 +120,32 @@ afterEach(() => {
   localStorage.clear();
 });
 
-function renderApp() {
-  const test = makeTestClient(answer);
+function renderApp(resolve: Resolver = answer) {
+  const test = makeTestClient(resolve);
   const connection = makeConnectionStore('live');
   render(
-    <Provider value={test.client}>
+    <TestProviders
+      client={test.client}
+      http={makeFakeStudioHttp().http}
+      queryClient={makeTestQueryClient()}
+    >
       <App connection={connection} />
-    </Provider>,
+    </TestProviders>,
   );
   return { test, connection };
+}
+
+/** Every heading in document order, as `h2 Sessions`. */
+const outline = () =>
+  [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')].map(
+    (h) => `${h.tagName.toLowerCase()} ${h.textContent}`,
+  );
+
+async function headingOrderViolations() {
+  const results = await axe.run(document.body, {
+    runOnly: { type: 'rule', values: ['heading-order', 'page-has-heading-one'] },
+  });
+  return results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.html).join(' | ')}`);
 }
 
 describe('App', () => {
@@ -175,5 +192,66 @@ describe('App', () => {
     fireEvent.click(screen.getByRole('switch', { name: 'Dark theme' }));
     expect(document.documentElement.classList.contains('dark')).toBe(true);
     expect(localStorage.getItem('agent-studio:theme')).toBe('dark');
+  });
+
+  it('has one h1 per page and no skipped heading levels on the timeline, checkpoints and inbox', async () => {
+    renderApp();
+    await screen.findByRole('article', { name: /Tool call workspace\.file\.patch/ });
+    expect(outline().filter((h) => h.startsWith('h1'))).toEqual(['h1 Update the changelog']);
+    expect(await headingOrderViolations()).toEqual([]);
+    cleanup();
+
+    window.history.replaceState(null, '', `/sessions/${SESSION_ID}/checkpoints`);
+    renderApp((operation) =>
+      nameOf(operation) === 'StudioCheckpoints'
+        ? {
+            data: {
+              studioCheckpoints: {
+                __typename: 'StudioCheckpointConnection',
+                supported: true,
+                unsupportedReason: null,
+                pageInfo: { __typename: 'AgentPageInfo', hasNextPage: false, endCursor: null },
+                edges: [],
+              },
+            },
+          }
+        : nameOf(operation) === 'StudioProject'
+          ? { data: { studioProject: null } }
+          : answer(operation),
+    );
+    await screen.findByRole('heading', { level: 1, name: 'Checkpoints' });
+    // The session title stays visible above, but the page's one h1 is the browser's own.
+    expect(screen.getByText('Update the changelog', { selector: 'main p bdi' })).toBeTruthy();
+    expect(outline().filter((h) => h.startsWith('h1'))).toEqual(['h1 Checkpoints']);
+    expect(await headingOrderViolations()).toEqual([]);
+    cleanup();
+
+    window.history.replaceState(null, '', '/inbox');
+    renderApp((operation) =>
+      nameOf(operation) === 'PendingApprovals'
+        ? {
+            data: {
+              studioPendingApprovals: [
+                {
+                  __typename: 'StudioPendingApproval',
+                  session: sessionData(),
+                  approval: pending.approval,
+                  toolCall: pending,
+                },
+              ],
+            },
+          }
+        : answer(operation),
+    );
+    await screen.findByRole('heading', { level: 3, name: /workspace\.file\.patch/ });
+    expect(outline().filter((h) => h.startsWith('h1'))).toEqual(['h1 Approval inbox']);
+    expect(await headingOrderViolations()).toEqual([]);
+  });
+
+  it('shows the server version beside the connection state', async () => {
+    renderApp();
+    const server = await screen.findByText(/^Server/, { selector: 'summary' });
+    await vi.waitFor(() => expect(server.textContent).toContain('0.1.0'));
+    expect(screen.getByText('Live')).toBeTruthy();
   });
 });

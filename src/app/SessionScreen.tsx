@@ -50,16 +50,20 @@ export function SessionScreen({
         current={view}
       />
       {view === 'timeline' ? (
-        <Timeline
-          key={sessionId}
-          sessionId={sessionId}
-          lastEventSeq={session.lastEventSeq}
-          focusSeq={focusSeq}
-          eventHref={hrefOf}
-          checkpointsHref={checkpointsHref(sessionId)}
-          renderToolCall={renderToolCall}
-          renderQuestion={renderQuestion}
-        />
+        <>
+          {/* Tool-call and question cards in the timeline are h3: this h2 keeps the outline unbroken. */}
+          <h2 className="sr-only">Session events</h2>
+          <Timeline
+            key={sessionId}
+            sessionId={sessionId}
+            lastEventSeq={session.lastEventSeq}
+            focusSeq={focusSeq}
+            eventHref={hrefOf}
+            checkpointsHref={checkpointsHref(sessionId)}
+            renderToolCall={renderToolCall}
+            renderQuestion={renderQuestion}
+          />
+        </>
       ) : (
         <div className="min-h-0 flex-1 overflow-y-auto">
           <CheckpointBrowserPage sessionId={sessionId} renderToolCall={renderToolCall} />

@@ -1,17 +1,28 @@
+import type { QueryClient } from '@tanstack/react-query';
 import { useCallback, useEffect, useState } from 'react';
-import { Provider } from 'urql';
 import { makeStudioClient, type StudioClient } from '../graphql/client.ts';
 import { makeConnectionStore, type ConnectionStore } from '../graphql/connectionStore.ts';
+import { makeStudioHttp, type StudioHttp } from '../graphql/studioHttp.ts';
 import { App } from './App.tsx';
 import { bootstrap, forgetToken, type BootProblem } from './bootstrap.ts';
 import { BootProblemPage } from './BootProblemPage.tsx';
+import { makeQueryClient, StudioProviders } from './StudioProviders.tsx';
 
 type Phase =
   | { kind: 'booting' }
   | { kind: 'problem'; problem: BootProblem }
-  | { kind: 'ready'; studio: StudioClient; connection: ConnectionStore };
+  | {
+      kind: 'ready';
+      studio: StudioClient;
+      connection: ConnectionStore;
+      queryClient: QueryClient;
+      http: StudioHttp;
+    };
 
-/** Boots (token, config, token check), then provides the one urql Client to the app. */
+/**
+ * Boots (token, config, token check), then provides the one urql Client, the QueryClient and
+ * the HTTP client for /healthz and /api/blobs (same endpoint origin, same token) to the app.
+ */
 export function StudioRoot() {
   const [phase, setPhase] = useState<Phase>({ kind: 'booting' });
   const [attempt, setAttempt] = useState(0);
@@ -19,6 +30,7 @@ export function StudioRoot() {
   useEffect(() => {
     let cancelled = false;
     let studio: StudioClient | null = null;
+    let queryClient: QueryClient | null = null;
     void bootstrap().then((result) => {
       if (cancelled) return;
       if (!result.ok) {
@@ -36,11 +48,14 @@ export function StudioRoot() {
           setPhase({ kind: 'problem', problem: { kind: 'rejectedToken' } });
         },
       });
-      setPhase({ kind: 'ready', studio, connection });
+      queryClient = makeQueryClient();
+      const http = makeStudioHttp({ endpoint: result.endpoint, token: result.token });
+      setPhase({ kind: 'ready', studio, connection, queryClient, http });
     });
     return () => {
       cancelled = true;
       void studio?.dispose();
+      queryClient?.clear();
     };
   }, [attempt]);
 
@@ -58,8 +73,8 @@ export function StudioRoot() {
   }
   if (phase.kind === 'problem') return <BootProblemPage problem={phase.problem} onRetry={retry} />;
   return (
-    <Provider value={phase.studio.client}>
+    <StudioProviders client={phase.studio.client} queryClient={phase.queryClient} http={phase.http}>
       <App connection={phase.connection} />
-    </Provider>
+    </StudioProviders>
   );
 }

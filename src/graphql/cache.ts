@@ -378,19 +378,36 @@ function applyCheckpointEvents(cache: Cache, sessionId: string, events: readonly
   if (touched) invalidateCheckpoints(cache, sessionId);
 }
 
-/** Links a session that is not in a cached session list yet (newest first). */
+/**
+ * Links a session that is not in a cached session list yet (newest first). Only a new session
+ * goes to the top of the first page: one that is already on any loaded page, or that is older
+ * than the newest listed one (it belongs to an older page, loaded or not), is left where it is;
+ * normalization updates it in place.
+ */
 function linkSessionIntoLists(cache: Cache, session: Row): void {
   const sessionKey = cache.keyOfEntity(session as Data);
   if (!sessionKey) return;
-  for (const field of cache.inspectFields('Query')) {
-    if (field.fieldName !== 'crowdyStudioAgentSessions') continue;
+  const fields = cache
+    .inspectFields('Query')
+    .filter((field) => field.fieldName === 'crowdyStudioAgentSessions');
+  const nodesOf = (fieldKey: string): Key[] | null => {
+    const connection = cache.resolve('Query', fieldKey);
+    if (typeof connection !== 'string') return null;
+    const nodes = cache.resolve(connection, 'nodes');
+    return Array.isArray(nodes) ? (nodes as Key[]) : null;
+  };
+  if (fields.some((field) => nodesOf(field.fieldKey)?.includes(sessionKey))) return;
+  const createdAt = typeof session.createdAt === 'string' ? Date.parse(session.createdAt) : NaN;
+  for (const field of fields) {
     // Only the first page of a list takes new sessions; later pages are older by definition.
     if (field.arguments?.after) continue;
     const connection = cache.resolve('Query', field.fieldKey);
-    if (typeof connection !== 'string') continue;
-    const nodes = cache.resolve(connection, 'nodes');
-    if (!Array.isArray(nodes) || (nodes as unknown[]).includes(sessionKey)) continue;
-    cache.link(connection, 'nodes', [sessionKey, ...(nodes as Key[])]);
+    const nodes = nodesOf(field.fieldKey);
+    if (typeof connection !== 'string' || !nodes) continue;
+    const newest = nodes[0] ? cache.resolve(nodes[0], 'createdAt') : null;
+    const newestAt = typeof newest === 'string' ? Date.parse(newest) : NaN;
+    if (createdAt < newestAt) continue;
+    cache.link(connection, 'nodes', [sessionKey, ...nodes]);
   }
 }
 

@@ -68,6 +68,8 @@ export function ApprovalInboxPage({
         </p>
       ) : null}
 
+      {/* The tool-call cards below are h3: this h2 keeps the outline unbroken. */}
+      <h2 className="sr-only">Approvals waiting for a decision</h2>
       <ol aria-label="Pending approvals" className="space-y-4">
         {items.map((item) => (
           <li key={item.approval.approvalId} className="space-y-1">

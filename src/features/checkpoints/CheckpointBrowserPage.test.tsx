@@ -5,6 +5,13 @@ import { Provider } from 'urql';
 import { describe, expect, it, vi } from 'vitest';
 import { EventBatchesSubscription } from '../../graphql/eventDocuments.ts';
 import { makeFakeStudio, studioError, type Handler } from '../../test/fakeStudio.ts';
+import {
+  makeFakeStudioHttp,
+  makeTestQueryClient,
+  TEST_TOKEN,
+  TestProviders,
+  type FakeStudioHttp,
+} from '../../test/fakeStudioHttp.tsx';
 import { attachHandlers, makeApproval, makeToolCall } from '../../test/studioFixtures.ts';
 import { CheckpointBrowserPage } from './CheckpointBrowserPage.tsx';
 
@@ -83,7 +90,7 @@ function connection(nodes: unknown[], supported = true, unsupportedReason: strin
 const byId = (list: ReturnType<typeof checkpoint>[]) => (args: Record<string, unknown>) =>
   list.find((c) => c.checkpointId === args.checkpointId) ?? null;
 
-function setup(extra: Record<string, Handler> = {}) {
+function setup(extra: Record<string, Handler> = {}, http: FakeStudioHttp | null = null) {
   const all = [cp3, cp2, cp1];
   const studio = makeFakeStudio({
     ...attachHandlers(),
@@ -92,17 +99,24 @@ function setup(extra: Record<string, Handler> = {}) {
     studioProject: () => project(),
     ...extra,
   });
+  const page = (
+    <CheckpointBrowserPage
+      sessionId="session-1"
+      renderToolCall={({ toolCallId, sessionId }) => (
+        <p>
+          approval card for {toolCallId} in {sessionId}
+        </p>
+      )}
+    />
+  );
   render(
-    <Provider value={studio.client}>
-      <CheckpointBrowserPage
-        sessionId="session-1"
-        renderToolCall={({ toolCallId, sessionId }) => (
-          <p>
-            approval card for {toolCallId} in {sessionId}
-          </p>
-        )}
-      />
-    </Provider>,
+    http ? (
+      <TestProviders client={studio.client} http={http.http} queryClient={makeTestQueryClient()}>
+        {page}
+      </TestProviders>
+    ) : (
+      <Provider value={studio.client}>{page}</Provider>
+    ),
   );
   return studio;
 }
@@ -413,5 +427,217 @@ describe('CheckpointBrowserPage restore', () => {
         /The server has no checkpoint cp1-0000… with this content hash/,
       ),
     ).toBeTruthy();
+  });
+});
+
+describe('CheckpointBrowserPage file diffs', () => {
+  // Contents by the fixtures' hashes: cp1 {a:1, b:2}, cp3 {b:3, c:4, d:5}, project {b:6, c:4, e:7}.
+  const contents = () =>
+    makeFakeStudioHttp({
+      [hash('1')]: 'export const a = 1;\n',
+      [hash('2')]: 'const b = 1;\nshared line\n',
+      [hash('3')]: 'const b = 2;\nshared line\nnew tail\n',
+      [hash('5')]: 'first\nsecond\n',
+      [hash('6')]: 'const b = 6;\nshared line\n',
+    });
+
+  async function compareCp1ToCp3(user: ReturnType<typeof userEvent.setup>) {
+    await user.click(
+      await screen.findByRole('radio', { name: 'Compare from checkpoint cp1-0000…' }),
+    );
+    await user.click(screen.getByRole('radio', { name: 'Compare to checkpoint cp3-0000…' }));
+    return screen.findByRole('region', {
+      name: 'Compare checkpoint cp1-0000… → checkpoint cp3-0000…',
+    });
+  }
+
+  const diffRows = (region: HTMLElement) =>
+    within(within(region).getByRole('table'))
+      .getAllByRole('row')
+      .slice(1)
+      .map((row) =>
+        within(row)
+          .getAllByRole('cell')
+          .map((cell) => cell.textContent)
+          .join('|'),
+      );
+
+  it('shows a changed file’s line diff, fetched once per hash with the bearer token', async () => {
+    const user = userEvent.setup();
+    const http = contents();
+    setup({}, http);
+    const view = await compareCp1ToCp3(user);
+    const toggle = within(view).getByRole('button', { name: 'Show diff of src/b.ts' });
+    expect(toggle.getAttribute('aria-expanded')).toBe('false');
+    await user.click(toggle);
+    expect(toggle.getAttribute('aria-expanded')).toBe('true');
+    const diff = await within(view).findByRole('region', { name: 'Diff of src/b.ts' });
+    await within(diff).findByRole('table', {
+      name: 'Line diff of src/b.ts, checkpoint cp1-0000… → checkpoint cp3-0000…',
+    });
+    expect(diffRows(diff)).toEqual([
+      '1||−Removed|const b = 1;',
+      '|1|+Added|const b = 2;',
+      '2|2| Unchanged|shared line',
+      '|3|+Added|new tail',
+    ]);
+    expect(within(diff).getByText(/: 2 added, 1 removed/)).toBeTruthy();
+    expect(http.requests.map((r) => r.url).sort()).toEqual([
+      `http://studio.test/api/blobs/${hash('2')}`,
+      `http://studio.test/api/blobs/${hash('3')}`,
+    ]);
+    expect(http.requests.every((r) => r.authorization === `Bearer ${TEST_TOKEN}`)).toBe(true);
+    expect(http.requests.some((r) => r.url.includes(TEST_TOKEN))).toBe(false);
+
+    await user.click(within(view).getByRole('button', { name: 'Hide diff of src/b.ts' }));
+    expect(within(view).queryByRole('region', { name: 'Diff of src/b.ts' })).toBeNull();
+    await user.click(within(view).getByRole('button', { name: 'Show diff of src/b.ts' }));
+    await within(view).findByRole('table', { name: /Line diff of src\/b\.ts/ });
+    // Blobs are immutable: showing the diff again is served from the query cache.
+    expect(http.requests).toHaveLength(2);
+  });
+
+  it('shows an added file whole as added and a removed file whole as removed', async () => {
+    const user = userEvent.setup();
+    setup({}, contents());
+    const view = await compareCp1ToCp3(user);
+    await user.click(within(view).getByRole('button', { name: 'Show diff of src/d.ts' }));
+    const added = await within(view).findByRole('region', { name: 'Diff of src/d.ts' });
+    await within(added).findByRole('table');
+    expect(diffRows(added)).toEqual(['|1|+Added|first', '|2|+Added|second']);
+    await user.click(within(view).getByRole('button', { name: 'Show diff of src/a.ts' }));
+    const removed = await within(view).findByRole('region', { name: 'Diff of src/a.ts' });
+    await within(removed).findByRole('table');
+    expect(diffRows(removed)).toEqual(['1||−Removed|export const a = 1;']);
+  });
+
+  it('offers no diff for an unchanged file', async () => {
+    const user = userEvent.setup();
+    setup({}, contents());
+    await user.click(
+      await screen.findByRole('button', {
+        name: 'Compare checkpoint cp3-0000… with the current project',
+      }),
+    );
+    const view = await screen.findByRole('region', {
+      name: 'Compare checkpoint cp3-0000… → the current project',
+    });
+    await user.click(within(view).getByLabelText('Show unchanged files'));
+    const unchanged = within(view).getByText('src/c.ts').closest('tr') as HTMLElement;
+    expect(within(unchanged).getByText('Unchanged')).toBeTruthy();
+    expect(within(unchanged).queryByRole('button')).toBeNull();
+    expect(within(view).getByRole('button', { name: 'Show diff of src/b.ts' })).toBeTruthy();
+  });
+
+  it('makes hidden characters in file content visible', async () => {
+    const user = userEvent.setup();
+    const http = contents();
+    http.blobs.set(hash('3'), new TextEncoder().encode('const b = 1;\u202E\u200B\nshared line\n'));
+    setup({}, http);
+    const view = await compareCp1ToCp3(user);
+    await user.click(within(view).getByRole('button', { name: 'Show diff of src/b.ts' }));
+    const diff = await within(view).findByRole('region', { name: 'Diff of src/b.ts' });
+    expect(await within(diff).findByText('⟨U+202E⟩')).toBeTruthy();
+    expect(within(diff).getByText('⟨U+200B⟩')).toBeTruthy();
+  });
+
+  it('says a binary file’s hashes differ instead of diffing it', async () => {
+    const user = userEvent.setup();
+    const http = contents();
+    http.blobs.set(hash('3'), new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x00, 0x01]));
+    setup({}, http);
+    const view = await compareCp1ToCp3(user);
+    await user.click(within(view).getByRole('button', { name: 'Show diff of src/b.ts' }));
+    expect(await within(view).findByText(/^Binary file, hashes differ/)).toBeTruthy();
+    expect(within(view).queryByRole('table', { name: /Line diff/ })).toBeNull();
+  });
+
+  it('does not fetch a file that is too large to diff here', async () => {
+    const user = userEvent.setup();
+    const http = contents();
+    const big = checkpoint('cp3-0000-0000-0003', '3', [
+      file('src/b.ts', '3', 300 * 1024),
+      file('src/c.ts', '4', 5000),
+      file('src/d.ts', '5', 20),
+    ]);
+    setup(
+      {
+        studioCheckpoints: () => connection([big, cp2, cp1]),
+        studioCheckpoint: byId([big, cp2, cp1]),
+      },
+      http,
+    );
+    const view = await compareCp1ToCp3(user);
+    await user.click(within(view).getByRole('button', { name: 'Show diff of src/b.ts' }));
+    expect(await within(view).findByText(/^Too large to diff here \(300 KiB/)).toBeTruthy();
+    expect(http.requests).toHaveLength(0);
+  });
+
+  it('explains a rejected token (401) and a missing version (404)', async () => {
+    const user = userEvent.setup();
+    const http = contents();
+    http.blobs.delete(hash('5'));
+    setup({}, http);
+    const view = await compareCp1ToCp3(user);
+    await user.click(within(view).getByRole('button', { name: 'Show diff of src/d.ts' }));
+    const missing = await within(view).findByRole('alert');
+    expect(missing.textContent).toMatch(
+      /The server has no stored content for the version in checkpoint cp3-0000… \(sha256:555555555555…, 404\)/,
+    );
+    await user.click(within(view).getByRole('button', { name: 'Hide diff of src/d.ts' }));
+
+    http.forceStatus.current = 401;
+    await user.click(within(view).getByRole('button', { name: 'Show diff of src/b.ts' }));
+    const refused = await within(view).findByRole('alert');
+    expect(refused.textContent).toMatch(/did not accept this tab’s token \(401\)/);
+    expect(within(refused).queryByRole('button', { name: 'Try again' })).toBeNull();
+  });
+
+  it('offers to try again after a server failure and then shows the diff', async () => {
+    const user = userEvent.setup();
+    const http = contents();
+    http.forceStatus.current = 500;
+    setup({}, http);
+    const view = await compareCp1ToCp3(user);
+    await user.click(within(view).getByRole('button', { name: 'Show diff of src/b.ts' }));
+    const failed = await within(view).findByRole('alert');
+    expect(failed.textContent).toMatch(/answered 500/);
+    http.forceStatus.current = null;
+    await user.click(within(failed).getByRole('button', { name: 'Try again' }));
+    expect(
+      await within(view).findByRole('table', { name: /Line diff of src\/b\.ts/ }),
+    ).toBeTruthy();
+  });
+
+  it('previews a restore’s changes as diffs from the current project to the checkpoint', async () => {
+    const user = userEvent.setup();
+    setup({}, contents());
+    await user.click(await screen.findByRole('button', { name: 'Restore checkpoint cp1-0000……' }));
+    const flow = await screen.findByRole('region', { name: 'Restore checkpoint cp1-0000…' });
+    await within(flow).findByRole('button', { name: 'Restore this checkpoint…' });
+    await user.click(within(flow).getByRole('button', { name: 'Show diff of src/b.ts' }));
+    const diff = await within(flow).findByRole('region', { name: 'Diff of src/b.ts' });
+    await within(diff).findByRole('table', {
+      name: 'Line diff of src/b.ts, the current project → checkpoint cp1-0000…',
+    });
+    expect(diffRows(diff)).toEqual([
+      '1||−Removed|const b = 6;',
+      '|1|+Added|const b = 1;',
+      '2|2| Unchanged|shared line',
+    ]);
+  });
+
+  it('has no accessibility violations with a diff open', async () => {
+    const user = userEvent.setup();
+    setup({}, contents());
+    const view = await compareCp1ToCp3(user);
+    await user.click(within(view).getByRole('button', { name: 'Show diff of src/b.ts' }));
+    await within(view).findByRole('table', { name: /Line diff of src\/b\.ts/ });
+    const results = await axe.run(document.body, {
+      rules: { 'color-contrast': { enabled: false } },
+    });
+    expect(
+      results.violations.map((v) => `${v.id}: ${v.nodes.map((n) => n.html).join(' | ')}`),
+    ).toEqual([]);
   });
 });

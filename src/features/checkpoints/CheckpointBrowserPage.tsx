@@ -518,7 +518,13 @@ function CompareView({
         </button>
       </header>
       {before.files && after.files ? (
-        <CompareBody before={before.files} after={after.files} caption={title} />
+        <CompareBody
+          before={before.files}
+          after={after.files}
+          caption={title}
+          beforeLabel={before.label}
+          afterLabel={after.label}
+        />
       ) : (
         <p role="status">Loading files…</p>
       )}
@@ -530,16 +536,25 @@ function CompareBody({
   before,
   after,
   caption,
+  beforeLabel,
+  afterLabel,
 }: {
   before: readonly ManifestFile[];
   after: readonly ManifestFile[];
   caption: string;
+  beforeLabel: string;
+  afterLabel: string;
 }) {
   const comparison = compareFiles(before, after);
   return (
     <>
       <ComparisonCounts comparison={comparison} />
-      <ComparisonTable comparison={comparison} caption={caption} />
+      <ComparisonTable
+        comparison={comparison}
+        caption={caption}
+        beforeLabel={beforeLabel}
+        afterLabel={afterLabel}
+      />
     </>
   );
 }

@@ -1,6 +1,7 @@
-import { useId, useState } from 'react';
-import { SafeText } from '../../ui/SafeText.tsx';
+import { Fragment, useId, useState } from 'react';
+import { SafeText, toVisibleText } from '../../ui/SafeText.tsx';
 import type { FileChange, FileComparison } from './compareFiles.ts';
+import { FileDiff } from './FileDiff.tsx';
 import { formatBytes, shortHash } from './format.ts';
 
 export const CHANGE_LABEL: Record<FileChange, string> = {
@@ -37,20 +38,38 @@ export function ComparisonCounts({
   );
 }
 
-/** The rows of a comparison: what happened to each file, with both hashes and sizes. */
+const diffButton =
+  'rounded border border-slate-300 px-2 py-0.5 font-sans text-xs whitespace-nowrap hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 dark:border-slate-600 dark:hover:bg-slate-800';
+
+/**
+ * The rows of a comparison: what happened to each file, with both hashes and sizes. Every row
+ * that is not unchanged has a "Show diff" toggle that opens the file's line diff below it,
+ * from `beforeLabel` to `afterLabel`.
+ */
 export function ComparisonTable({
   comparison,
   caption,
   labels = CHANGE_LABEL,
   unchangedByDefault = false,
+  beforeLabel = 'before',
+  afterLabel = 'after',
 }: {
   comparison: FileComparison;
   caption: string;
   labels?: Record<FileChange, string>;
   unchangedByDefault?: boolean;
+  beforeLabel?: string;
+  afterLabel?: string;
 }) {
   const toggleId = useId();
   const [showUnchanged, setShowUnchanged] = useState(unchangedByDefault);
+  const [open, setOpen] = useState<ReadonlySet<string>>(() => new Set());
+  const toggle = (key: string) =>
+    setOpen((current) => {
+      const next = new Set(current);
+      if (!next.delete(key)) next.add(key);
+      return next;
+    });
   const rows = showUnchanged
     ? comparison.rows
     : comparison.rows.filter((row) => row.change !== 'unchanged');
@@ -90,28 +109,67 @@ export function ComparisonTable({
               <th scope="col" className="px-2 py-1">
                 Size
               </th>
+              <th scope="col" className="px-2 py-1">
+                Diff
+              </th>
             </tr>
           </thead>
           <tbody>
-            {rows.map((row) => (
-              <tr key={row.key} className="border-t border-slate-200 dark:border-slate-700">
-                <td className={`px-2 py-1 ${CHANGE_CLASS[row.change]}`}>{labels[row.change]}</td>
-                <td className="px-2 py-1 font-mono text-xs">{row.target}</td>
-                <td className="break-all px-2 py-1 font-mono text-xs">
-                  <SafeText text={row.path} />
-                </td>
-                <td className="px-2 py-1 font-mono text-xs" title={row.before?.contentHash}>
-                  {row.before ? shortHash(row.before.contentHash) : '—'}
-                </td>
-                <td className="px-2 py-1 font-mono text-xs" title={row.after?.contentHash}>
-                  {row.after ? shortHash(row.after.contentHash) : '—'}
-                </td>
-                <td className="px-2 py-1 tabular-nums">
-                  {row.before ? formatBytes(row.before.byteLength) : '—'} →{' '}
-                  {row.after ? formatBytes(row.after.byteLength) : '—'}
-                </td>
-              </tr>
-            ))}
+            {rows.map((row) => {
+              const expanded = row.change !== 'unchanged' && open.has(row.key);
+              const diffId = `${toggleId}-diff-${encodeURIComponent(row.key)}`;
+              return (
+                <Fragment key={row.key}>
+                  <tr className="border-t border-slate-200 dark:border-slate-700">
+                    <td className={`px-2 py-1 ${CHANGE_CLASS[row.change]}`}>
+                      {labels[row.change]}
+                    </td>
+                    <td className="px-2 py-1 font-mono text-xs">{row.target}</td>
+                    <td className="break-all px-2 py-1 font-mono text-xs">
+                      <SafeText text={row.path} />
+                    </td>
+                    <td className="px-2 py-1 font-mono text-xs" title={row.before?.contentHash}>
+                      {row.before ? shortHash(row.before.contentHash) : '—'}
+                    </td>
+                    <td className="px-2 py-1 font-mono text-xs" title={row.after?.contentHash}>
+                      {row.after ? shortHash(row.after.contentHash) : '—'}
+                    </td>
+                    <td className="px-2 py-1 tabular-nums">
+                      {row.before ? formatBytes(row.before.byteLength) : '—'} →{' '}
+                      {row.after ? formatBytes(row.after.byteLength) : '—'}
+                    </td>
+                    <td className="px-2 py-1">
+                      {row.change === 'unchanged' ? null : (
+                        <button
+                          type="button"
+                          className={diffButton}
+                          // The name carries the path for screen readers; the path is not repeated as text.
+                          aria-label={`${expanded ? 'Hide diff' : 'Show diff'} of ${toVisibleText(row.path)}`}
+                          aria-expanded={expanded}
+                          aria-controls={expanded ? diffId : undefined}
+                          onClick={() => toggle(row.key)}
+                        >
+                          {expanded ? 'Hide diff' : 'Show diff'}
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                  {expanded ? (
+                    <tr>
+                      <td id={diffId} colSpan={7} className="px-2 pb-2">
+                        <FileDiff
+                          path={row.path}
+                          before={row.before}
+                          after={row.after}
+                          beforeLabel={beforeLabel}
+                          afterLabel={afterLabel}
+                        />
+                      </td>
+                    </tr>
+                  ) : null}
+                </Fragment>
+              );
+            })}
           </tbody>
         </table>
       )}

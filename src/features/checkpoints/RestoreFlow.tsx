@@ -202,6 +202,8 @@ export function RestoreFlow({
             comparison={comparison}
             caption="Files the restore changes"
             labels={RESTORE_CHANGE_LABEL}
+            beforeLabel="the current project"
+            afterLabel={title}
           />
           <div className="flex gap-2">
             <button type="button" className={danger} onClick={() => setPhase({ kind: 'confirm' })}>

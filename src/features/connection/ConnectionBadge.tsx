@@ -3,6 +3,7 @@ import {
   type ConnectionStatus,
   type ConnectionStore,
 } from '../../graphql/connectionStore.ts';
+import { ServerHealthDetails } from './ServerHealthDetails.tsx';
 
 const COPY: Record<ConnectionStatus, { label: string; help: string; dot: string }> = {
   connecting: {
@@ -27,24 +28,30 @@ const COPY: Record<ConnectionStatus, { label: string; help: string; dot: string 
   },
 };
 
-/** The live link's state and what still works, always visible in the header. */
+/**
+ * The live link's state and what still works, always visible in the header, with the server's
+ * version and source states (GET /healthz) in a disclosure beside it.
+ */
 export function ConnectionBadge({ store }: { store: ConnectionStore }) {
   const { status, detail } = useConnectionState(store);
   const copy = COPY[status];
   return (
-    <div role="status" aria-live="polite" className="flex min-w-0 items-center gap-2 text-xs">
-      <span
-        aria-hidden="true"
-        className={`inline-block h-2.5 w-2.5 shrink-0 rounded-full ${copy.dot}`}
-      />
-      <span className="font-semibold text-slate-800 dark:text-slate-100">{copy.label}</span>
-      <span
-        className="hidden truncate text-slate-600 md:inline dark:text-slate-300"
-        title={detail ?? undefined}
-      >
-        {copy.help}
-      </span>
-      <span className="sr-only md:hidden">{copy.help}</span>
+    <div className="flex min-w-0 items-center gap-2">
+      <div role="status" aria-live="polite" className="flex min-w-0 items-center gap-2 text-xs">
+        <span
+          aria-hidden="true"
+          className={`inline-block h-2.5 w-2.5 shrink-0 rounded-full ${copy.dot}`}
+        />
+        <span className="font-semibold text-slate-800 dark:text-slate-100">{copy.label}</span>
+        <span
+          className="hidden truncate text-slate-600 md:inline dark:text-slate-300"
+          title={detail ?? undefined}
+        >
+          {copy.help}
+        </span>
+        <span className="sr-only md:hidden">{copy.help}</span>
+      </div>
+      <ServerHealthDetails />
     </div>
   );
 }

@@ -37,12 +37,14 @@ export function SessionHeader({
   const status = SESSION_STATUS[session.status as SessionStatus];
   const run = session.activeRun ?? session.currentRun;
   const runStatus = run?.status as RunStatus | undefined;
+  // One h1 per page: the timeline's is the session title, the checkpoint browser has its own.
+  const Title = current === 'timeline' ? 'h1' : 'p';
   return (
     <header className="space-y-2 border-b border-slate-200 px-4 py-3 dark:border-slate-700">
       <div className="flex flex-wrap items-baseline gap-x-3 gap-y-1">
-        <h1 className="min-w-0 truncate text-lg font-semibold text-slate-900 dark:text-slate-50">
+        <Title className="min-w-0 truncate text-lg font-semibold text-slate-900 dark:text-slate-50">
           <SafeText text={session.studioTitle || session.sessionId} />
-        </h1>
+        </Title>
         <span className="inline-flex items-center gap-1 text-xs text-slate-600 dark:text-slate-300">
           <span className="font-mono">
             <SafeText text={session.sessionId} />

@@ -1,4 +1,6 @@
 import { act, render, screen, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import type { Operation } from '@urql/core';
 import { Provider } from 'urql';
 import { describe, expect, it } from 'vitest';
 import { approval } from '../../test/fixtures.ts';
@@ -84,5 +86,144 @@ describe('SessionsSidebar', () => {
     const paused = await screen.findByRole('link', { name: /Fix the flaky test/ });
     expect(await within(paused).findByText('Paused')).toBeTruthy();
     expect(screen.getAllByRole('link')).toHaveLength(3);
+  });
+});
+
+describe('SessionsSidebar paging', () => {
+  // Six sessions, newest first, served two at a time by cursor like the server does.
+  const created = (n: number) => `2026-11-30T09:0${n}:00.000Z`;
+  const all = Array.from({ length: 6 }, (_, i) =>
+    session({
+      sessionId: `ses-${6 - i}`,
+      studioTitle: `Session ${6 - i}`,
+      createdAt: created(6 - i),
+    }),
+  );
+  function answerPage(operation: Operation) {
+    const variables = operation.variables as { after?: string | null };
+    const start = variables.after ? all.findIndex((s) => s.sessionId === variables.after) + 1 : 0;
+    const nodes = all.slice(start, start + 2);
+    return {
+      data: {
+        crowdyStudioAgentSessions: {
+          __typename: 'AgentSessionConnection',
+          hasNextPage: start + 2 < all.length,
+          endCursor: nodes.at(-1)?.sessionId ?? null,
+          nodes,
+        },
+      },
+    };
+  }
+  const pages = () => makeTestClient(answerPage);
+  const titles = () =>
+    within(screen.getByRole('navigation', { name: 'Sessions' }))
+      .getAllByRole('link')
+      .map((link) => link.textContent?.match(/Session \d|Brand new/)?.[0]);
+
+  it('loads older pages by cursor and keeps every loaded session live', async () => {
+    const user = userEvent.setup();
+    const test = pages();
+    render(
+      <Provider value={test.client}>
+        <SessionsSidebar activeSessionId={null} sessionHref={(id) => `/sessions/${id}`} />
+      </Provider>,
+    );
+    await screen.findByRole('link', { name: /Session 6/ });
+    expect(titles()).toEqual(['Session 6', 'Session 5']);
+    // The first page says it is only the newest; the older ones come on demand.
+    expect(screen.getByText(/most recent sessions/)).toBeTruthy();
+    // An update to an older session that is not loaded yet does not jump it to the top.
+    const paused = session({
+      sessionId: 'ses-1',
+      studioTitle: 'Session 1',
+      createdAt: created(1),
+      status: 'PAUSED',
+    });
+    // The server's list says the same from now on.
+    all[5] = paused;
+    act(() => test.push('studioSessionUpdates', { studioSessionUpdates: paused }));
+    await act(async () => {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    });
+    expect(titles()).toEqual(['Session 6', 'Session 5']);
+
+    await user.click(screen.getByRole('button', { name: 'Load more sessions' }));
+    await screen.findByRole('link', { name: /Session 4/ });
+    expect(titles()).toEqual(['Session 6', 'Session 5', 'Session 4', 'Session 3']);
+    // A keyboard user lands on the first session that was loaded.
+    expect(document.activeElement).toBe(screen.getByRole('link', { name: /Session 4/ }));
+    const afters = test.operations
+      .filter((op) => op.kind === 'query')
+      .map((op) => (op.variables as { after?: string }).after ?? null);
+    expect([...new Set(afters)]).toEqual([null, 'ses-5']);
+
+    await user.click(screen.getByRole('button', { name: 'Load more sessions' }));
+    await screen.findByRole('link', { name: /Session 1/ });
+    expect(titles()).toEqual([
+      'Session 6',
+      'Session 5',
+      'Session 4',
+      'Session 3',
+      'Session 2',
+      'Session 1',
+    ]);
+    expect(screen.queryByRole('button', { name: 'Load more sessions' })).toBeNull();
+
+    // Live: a new session joins the top, and a session on an older page changes in place.
+    expect(
+      within(screen.getByRole('link', { name: /Session 1/ })).getByText('Paused'),
+    ).toBeTruthy();
+    act(() =>
+      test.push('studioSessionUpdates', {
+        studioSessionUpdates: session({
+          sessionId: 'ses-7',
+          studioTitle: 'Brand new',
+          createdAt: created(7),
+        }),
+      }),
+    );
+    await screen.findByRole('link', { name: /Brand new/ });
+    act(() =>
+      test.push('studioSessionUpdates', {
+        studioSessionUpdates: session({
+          sessionId: 'ses-2',
+          studioTitle: 'Session 2',
+          createdAt: created(2),
+          status: 'PAUSED',
+        }),
+      }),
+    );
+    const second = await screen.findByRole('link', { name: /Session 2/ });
+    expect(await within(second).findByText('Paused')).toBeTruthy();
+    expect(titles()).toEqual([
+      'Brand new',
+      'Session 6',
+      'Session 5',
+      'Session 4',
+      'Session 3',
+      'Session 2',
+      'Session 1',
+    ]);
+  });
+
+  it('says so when an older page fails and loads it on a retry', async () => {
+    const user = userEvent.setup();
+    let fail = true;
+    const test = makeTestClient((operation) => {
+      const after = (operation.variables as { after?: string }).after;
+      if (after && fail) return { data: null, errors: [{ message: 'server busy' }] };
+      return answerPage(operation);
+    });
+    render(
+      <Provider value={test.client}>
+        <SessionsSidebar activeSessionId={null} sessionHref={(id) => `/sessions/${id}`} />
+      </Provider>,
+    );
+    await user.click(await screen.findByRole('button', { name: 'Load more sessions' }));
+    const alert = await screen.findByRole('alert');
+    expect(alert.textContent).toMatch(/Could not load more sessions: .*server busy/);
+    fail = false;
+    await user.click(within(alert).getByRole('button', { name: 'Try again' }));
+    expect(await screen.findByRole('link', { name: /Session 4/ })).toBeTruthy();
   });
 });

@@ -1,3 +1,4 @@
+import { useEffect, useRef, useState } from 'react';
 import { useQuery, useSubscription } from 'urql';
 import { SESSIONS_PAGE_MAX } from '../../../protocol/contract.ts';
 import type { AgentMode, RunStatus, SessionStatus } from '../../../protocol/events.ts';
@@ -22,14 +23,25 @@ export interface SessionsSidebarProps {
   sessionHref: (sessionId: string) => string;
 }
 
-/** The live list of sessions: title, mode, status, running, pending approvals, source. */
+const moreButton =
+  'w-full rounded-md border border-slate-300 px-2 py-1 text-sm text-slate-800 hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-slate-600 dark:text-slate-100 dark:hover:bg-slate-800';
+
+/**
+ * The live list of sessions: title, mode, status, running, pending approvals, source. The
+ * newest page comes first and takes new sessions live; "Load more sessions" appends older
+ * pages (cursor `after`), each its own cached query, so live updates reach every loaded page.
+ */
 export function SessionsSidebar({ activeSessionId, sessionHref }: SessionsSidebarProps) {
   useSessionUpdates();
+  // How many pages are shown; each older page asks with the endCursor of the one before it.
+  const [pageCount, setPageCount] = useState(1);
   const [{ data, fetching, error }, refetch] = useQuery({
     query: SessionsQuery,
     variables: { appId: APP_ID, first: SESSIONS_PAGE_MAX },
   });
-  const sessions = data?.crowdyStudioAgentSessions.nodes ?? [];
+  const connection = data?.crowdyStudioAgentSessions;
+  const sessions = connection?.nodes ?? [];
+  const loadMore = () => setPageCount((count) => count + 1);
   return (
     <nav aria-labelledby="sessions-heading" className="flex min-h-0 flex-col">
       <h2
@@ -68,13 +80,118 @@ export function SessionsSidebar({ activeSessionId, sessionHref }: SessionsSideba
             />
           </li>
         ))}
+        {connection?.hasNextPage && connection.endCursor ? (
+          pageCount > 1 ? (
+            <OlderSessions
+              after={connection.endCursor}
+              page={2}
+              pageCount={pageCount}
+              activeSessionId={activeSessionId}
+              sessionHref={sessionHref}
+              onLoadMore={loadMore}
+            />
+          ) : (
+            <li className="pt-1">
+              <button type="button" className={moreButton} onClick={loadMore}>
+                Load more sessions
+              </button>
+            </li>
+          )
+        ) : null}
       </ul>
-      {data?.crowdyStudioAgentSessions.hasNextPage ? (
+      {connection?.hasNextPage && pageCount === 1 ? (
         <p className="px-3 pb-3 text-xs text-slate-600 dark:text-slate-300">
           Showing the {SESSIONS_PAGE_MAX} most recent sessions.
         </p>
       ) : null}
     </nav>
+  );
+}
+
+/**
+ * Page `page` of the list (2 and up) and, while more pages are asked for, the next one after
+ * it. Its first session takes the focus when it arrives as the newest page, so a keyboard user
+ * who pressed "Load more sessions" lands on what was loaded.
+ */
+function OlderSessions({
+  after,
+  page,
+  pageCount,
+  activeSessionId,
+  sessionHref,
+  onLoadMore,
+}: {
+  after: string;
+  page: number;
+  pageCount: number;
+  activeSessionId: string | null;
+  sessionHref: (sessionId: string) => string;
+  onLoadMore: () => void;
+}) {
+  const [{ data, fetching, error }, refetch] = useQuery({
+    query: SessionsQuery,
+    variables: { appId: APP_ID, first: SESSIONS_PAGE_MAX, after },
+  });
+  const firstRef = useRef<HTMLLIElement>(null);
+  const connection = data?.crowdyStudioAgentSessions;
+  const newest = page === pageCount;
+  const loaded = Boolean(connection);
+  useEffect(() => {
+    if (newest && loaded) firstRef.current?.querySelector('a')?.focus();
+  }, [newest, loaded]);
+
+  if (!connection) {
+    return (
+      <li className="px-1 text-sm">
+        {error ? (
+          <div role="alert" className="text-red-800 dark:text-red-300">
+            <p>Could not load more sessions: {error.message}</p>
+            <button
+              type="button"
+              onClick={() => refetch({ requestPolicy: 'network-only' })}
+              className="mt-1 underline"
+            >
+              Try again
+            </button>
+          </div>
+        ) : (
+          <p role="status" className="text-slate-600 dark:text-slate-300">
+            {fetching ? 'Loading more sessions…' : 'No more sessions.'}
+          </p>
+        )}
+      </li>
+    );
+  }
+  return (
+    <>
+      {connection.nodes.map((session, index) => (
+        <li key={session.sessionId} ref={index === 0 ? firstRef : undefined}>
+          <SessionItem
+            session={session}
+            href={sessionHref(session.sessionId)}
+            current={session.sessionId === activeSessionId}
+          />
+        </li>
+      ))}
+      {connection.hasNextPage && connection.endCursor ? (
+        page < pageCount ? (
+          <OlderSessions
+            after={connection.endCursor}
+            page={page + 1}
+            pageCount={pageCount}
+            activeSessionId={activeSessionId}
+            sessionHref={sessionHref}
+            onLoadMore={onLoadMore}
+          />
+        ) : (
+          <li className="pt-1">
+            <button type="button" className={moreButton} onClick={onLoadMore}>
+              Load more sessions
+            </button>
+          </li>
+        )
+      ) : null}
+    </>
   );
 }
 

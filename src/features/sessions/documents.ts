@@ -39,10 +39,11 @@ export const SessionFields = graphql(
 
 export type SessionSummary = ResultOf<typeof SessionFields>;
 
+/** One page of the app's sessions, newest first; `after` is the previous page's endCursor. */
 export const SessionsQuery = graphql(
   `
-    query StudioSessions($appId: BigInt!, $first: Int) {
-      crowdyStudioAgentSessions(appId: $appId, first: $first) {
+    query StudioSessions($appId: BigInt!, $first: Int, $after: String) {
+      crowdyStudioAgentSessions(appId: $appId, first: $first, after: $after) {
         hasNextPage
         endCursor
         nodes {
