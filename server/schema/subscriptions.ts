@@ -68,6 +68,9 @@ function batchCache(engine: Engine): BatchCache {
   return cache;
 }
 
+/** How long a woken batch subscription waits for more commits before it reads (one frame). */
+const LIVE_COALESCE_MS = 16;
+
 /** Lets other sockets, timers and appends run between two pushes of a long replay. */
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -165,6 +168,10 @@ export function eventStream(
         }
         if (!dirty && !stopped) await new Promise<void>((resolve) => (wake = resolve));
         wake = null;
+        // Live commits arrive a few at a time: gathering one frame's worth turns many small
+        // pushes (and client cache writes) into one batch, for at most LIVE_COALESCE_MS latency.
+        if (batch && !stopped)
+          await new Promise<void>((resolve) => setTimeout(resolve, LIVE_COALESCE_MS));
       }
     } finally {
       unlisten();
