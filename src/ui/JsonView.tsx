@@ -180,7 +180,7 @@ function Value({ node, depth, openDepth }: { node: JsonNode; depth: number; open
             {isArray
               ? node.items.map((item, index) => (
                   <li key={index}>
-                    <span className="text-slate-400">{index}: </span>
+                    <span className="text-slate-600 dark:text-slate-400">{index}: </span>
                     <Value node={item} depth={depth + 1} openDepth={openDepth} />
                   </li>
                 ))
@@ -194,7 +194,7 @@ function Value({ node, depth, openDepth }: { node: JsonNode; depth: number; open
                         repeated key
                       </span>
                     ) : null}
-                    <span className="text-slate-400">: </span>
+                    <span className="text-slate-600 dark:text-slate-400">: </span>
                     <Value node={entry.value} depth={depth + 1} openDepth={openDepth} />
                   </li>
                 ))}
