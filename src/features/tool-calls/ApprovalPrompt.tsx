@@ -212,10 +212,18 @@ export function ApprovalPrompt({
  * A refused decision (by extensions.code) and attach problems. Lives outside the prompt so it
  * stays visible when the approval then expires or changes.
  */
-export function RefusalNotice({ decision }: { decision: ApprovalDecision }) {
+export function RefusalNotice({
+  decision,
+  showControlError = true,
+}: {
+  decision: ApprovalDecision;
+  /** The session-wide attach error belongs only on cards that can still be decided. */
+  showControlError?: boolean;
+}) {
   const { control } = decision;
   const fenced = control.state === 'fenced';
-  if (!decision.refusal && !decision.controlError && !control.error) return null;
+  const controlError = showControlError ? (decision.controlError ?? control.error) : null;
+  if (!decision.refusal && !controlError) return null;
   return (
     <div className="space-y-1">
       {decision.refusal ? (
@@ -243,9 +251,9 @@ export function RefusalNotice({ decision }: { decision: ApprovalDecision }) {
           ) : null}
         </div>
       ) : null}
-      {decision.controlError || control.error ? (
+      {controlError ? (
         <p role="alert" className="text-sm text-red-800 dark:text-red-300">
-          <SafeText text={decision.controlError ?? control.error ?? ''} />
+          <SafeText text={controlError} />
         </p>
       ) : null}
     </div>

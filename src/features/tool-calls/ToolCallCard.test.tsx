@@ -242,6 +242,38 @@ describe('ToolCallCard', () => {
     expect(studio.calls.filter((c) => c.field === 'crowdyStudioAgentApproveTool')).toHaveLength(1);
   });
 
+  it('shows a failed attach only on the card that can still be decided', async () => {
+    const user = userEvent.setup();
+    const calls: Record<string, Record<string, unknown>> = {
+      'call-1': waiting(),
+      'call-2': makeToolCall({ toolCallId: 'call-2', status: 'SUCCEEDED' }),
+    };
+    const studio = makeFakeStudio({
+      ...attachHandlers(),
+      crowdyStudioAgentAttachClient: () => {
+        throw studioError('AGENT_SESSION_CLOSED', 'the session is closed');
+      },
+      studioToolCall: (args: Record<string, unknown>) => calls[args.toolCallId as string],
+      crowdyStudioAgentToolDescriptors: () => ({
+        registryDigest: ARGUMENT_HASH,
+        tools: [makeDescriptor()],
+      }),
+    });
+    render(
+      <Provider value={studio.client}>
+        <ToolCallCard toolCallId="call-1" sessionId="session-1" />
+        <ToolCallCard toolCallId="call-2" sessionId="session-1" />
+      </Provider>,
+    );
+    await user.click(await screen.findByRole('button', { name: 'Approve' }));
+    await user.click(screen.getByRole('button', { name: 'Attach and approve' }));
+    const cards = await screen.findAllByRole('article');
+    await vi.waitFor(() =>
+      expect(within(cards[0]!).queryAllByRole('alert').length).toBeGreaterThan(0),
+    );
+    expect(within(cards[1]!).queryAllByRole('alert')).toHaveLength(0);
+  });
+
   it('shows an expired refusal as expired', async () => {
     const user = userEvent.setup();
     setup(waiting(), {

@@ -210,7 +210,7 @@ export function ToolCallCardView({ data, sessionId }: { data: ToolCall; sessionI
           waitingOnTool={status !== 'WAITING_FOR_APPROVAL'}
         />
       ) : null}
-      <RefusalNotice decision={decision} />
+      <RefusalNotice decision={decision} showControlError={status === 'WAITING_FOR_APPROVAL'} />
 
       {call.error ? (
         <div
