@@ -30,10 +30,19 @@ export function SessionControlBanner({ sessionId }: { sessionId: string }) {
       className={`flex flex-wrap items-center gap-2 rounded border px-3 py-1.5 text-xs ${TONE[state]}`}
     >
       {state === 'observer' ? (
-        <span>
-          Watching. Your first action (approve, deny, restore, send, pause, resume, cancel) makes
-          this tab the session&apos;s controller, which fences every other tab and client.
-        </span>
+        <>
+          <span>
+            Watching. Your first action (approve, deny, restore, send, pause, resume, cancel) makes
+            this tab the session&apos;s controller, which fences every other tab and client.
+          </span>
+          <button
+            type="button"
+            className={button}
+            onClick={() => void control.ensureAttached().catch(() => undefined)}
+          >
+            Take control
+          </button>
+        </>
       ) : null}
       {state === 'attaching' ? <span>Taking control of the session…</span> : null}
       {state === 'attached' ? (
