@@ -26,6 +26,7 @@ import type {
   ToolDecision,
 } from '../sources/Source.ts';
 import { project } from './projector.ts';
+import { approvalFieldsOf, leaseEndedDraft } from './recordDrafts.ts';
 import { StudioError } from './StudioError.ts';
 import { validateDraft } from './validateDraft.ts';
 import { registryDigest, toolsForMode } from './toolRegistry.ts';
@@ -661,14 +662,8 @@ export class Engine {
       if (approval.runId !== runId) continue;
       drafts.push({
         type: 'APPROVAL_DENIED',
-        runId,
-        approvalId: approval.approvalId,
-        toolCallId: approval.toolCallId,
-        argumentHash: approval.argumentHash,
         status: 'REVOKED',
-        safeSummary: approval.safeSummary,
-        reasons: approval.reasons,
-        expiresAt: approval.expiresAt,
+        ...approvalFieldsOf(approval),
         automatic: true,
         decisionReason: reason,
       });
@@ -828,15 +823,7 @@ export class Engine {
       const current = this.store.getApproval(key);
       if (!current) throw new Error('approval vanished');
       this.checkDecidable(current, input.argumentHash);
-      const base = {
-        runId: current.runId,
-        approvalId: current.approvalId,
-        toolCallId: current.toolCallId,
-        argumentHash: current.argumentHash,
-        safeSummary: current.safeSummary,
-        reasons: current.reasons,
-        expiresAt: current.expiresAt,
-      };
+      const base = approvalFieldsOf(current);
       if (approved) {
         this.append(session.sessionId, [{ type: 'APPROVAL_GRANTED', status: 'GRANTED', ...base }]);
       } else {
@@ -916,17 +903,7 @@ export class Engine {
       if (this.deciding.has(approval.approvalId)) continue;
       const call = this.store.getToolCall(approval.toolCallId);
       const drafts: EventDraft[] = [
-        {
-          type: 'APPROVAL_EXPIRED',
-          runId: approval.runId,
-          approvalId: approval.approvalId,
-          toolCallId: approval.toolCallId,
-          argumentHash: approval.argumentHash,
-          status: 'EXPIRED',
-          safeSummary: approval.safeSummary,
-          reasons: approval.reasons,
-          expiresAt: approval.expiresAt,
-        },
+        { type: 'APPROVAL_EXPIRED', status: 'EXPIRED', ...approvalFieldsOf(approval) },
       ];
       const engineTool = call ? ENGINE_TOOLS.has(call.toolName) : false;
       if (call && engineTool) drafts.push(this.expiredToolDraft(call));
@@ -982,22 +959,7 @@ export class Engine {
     }
     for (const lease of this.store.listActiveLeases(null)) {
       if (Date.parse(lease.expiresAt) > now) continue;
-      this.append(lease.sessionId, [
-        {
-          type: 'LEASE_EXPIRED',
-          leaseId: lease.leaseId,
-          kind: lease.kind,
-          status: 'EXPIRED',
-          clientEpoch: lease.clientEpoch,
-          scopes: lease.scopes,
-          holder: lease.holder,
-          contextVersion: lease.contextVersion,
-          expectedProjectRevision: lease.expectedProjectRevision,
-          grantedAt: lease.grantedAt,
-          expiresAt: lease.expiresAt,
-          reason: 'LEASE_EXPIRED',
-        },
-      ]);
+      this.append(lease.sessionId, [leaseEndedDraft(lease, 'LEASE_EXPIRED', 'LEASE_EXPIRED')]);
     }
   }
 
@@ -1313,14 +1275,9 @@ export class Engine {
     const consumed: EventDraft[] = [
       {
         type: 'APPROVAL_CONSUMED',
-        runId: call.runId,
-        approvalId: approval.approvalId,
-        toolCallId,
-        argumentHash: approval.argumentHash,
         status: 'CONSUMED',
-        safeSummary: approval.safeSummary,
-        reasons: approval.reasons,
-        expiresAt: approval.expiresAt,
+        ...approvalFieldsOf(approval),
+        runId: call.runId,
       },
       {
         type: 'TOOL_DISPATCHED',

@@ -5,6 +5,7 @@
  */
 import type { GraphQLResolveInfo } from 'graphql';
 import type { Engine } from '../engine/Engine.ts';
+import { leaseEndedDraft } from '../engine/recordDrafts.ts';
 import { StudioError } from '../engine/StudioError.ts';
 import { WorkspaceError } from '../workspace/WorkspaceError.ts';
 import { BigIntScalar, DateTimeScalar } from './scalars.ts';
@@ -339,20 +340,7 @@ const Mutation: Record<string, Resolver> = {
       });
     if (lease.status === 'ACTIVE')
       e.append(s.sessionId, [
-        {
-          type: 'LEASE_REVOKED',
-          leaseId: lease.leaseId,
-          kind: lease.kind,
-          status: 'REVOKED',
-          clientEpoch: lease.clientEpoch,
-          scopes: lease.scopes,
-          holder: lease.holder,
-          contextVersion: lease.contextVersion,
-          expectedProjectRevision: lease.expectedProjectRevision,
-          grantedAt: lease.grantedAt,
-          expiresAt: lease.expiresAt,
-          reason: (i.reason as string | null) ?? 'HUMAN_STOP',
-        },
+        leaseEndedDraft(lease, 'LEASE_REVOKED', (i.reason as string | null) ?? 'HUMAN_STOP'),
       ]);
     const after = e.store.getLease(lease.leaseId);
     if (!after) throw new Error('lease vanished');

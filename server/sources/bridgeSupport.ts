@@ -1,11 +1,18 @@
 /**
  * Small pieces both bridges (Managed Agents, Leviath) share: a forgiving append, reconnect
- * backoff, abortable sleeps and the approval horizon.
+ * backoff, abortable sleeps, the approval horizon and ids, and the drafts and readers of
+ * foreign JSON that both mappers build the same way.
  */
 import { createHash } from 'node:crypto';
 import { APPROVAL_TTL_MAX_MS, MAX_ID_LENGTH } from '../../protocol/contract.ts';
-import type { EventDraft, StoredEvent } from '../engine/eventDrafts.ts';
-import { REDACTED } from './redact.ts';
+import type { BudgetDimensionValue, EventDraft, StoredEvent } from '../engine/eventDrafts.ts';
+import {
+  REDACTED,
+  maskSecretText,
+  redactForeignPayload,
+  truncateText,
+  truncateUtf8,
+} from './redact.ts';
 import type { Logger } from '../logger.ts';
 import type { SourceHost } from './Source.ts';
 
@@ -66,6 +73,22 @@ export function appendSafely(
 }
 
 /**
+ * Appends only the drafts whose foreignId the session has not stored yet (a re-page or a
+ * reconnect maps events again), through appendSafely.
+ */
+export function appendNewDrafts(
+  host: SourceHost,
+  sessionId: string,
+  drafts: EventDraft[],
+  secrets: readonly string[],
+): StoredEvent[] {
+  const fresh = drafts.filter(
+    (d) => d.foreignId === undefined || !host.hasForeignId(sessionId, d.foreignId),
+  );
+  return appendSafely(host, sessionId, fresh, secrets);
+}
+
+/**
  * An id within the contract's 128 characters: itself when short enough, else a stable digest of
  * it (so dedupe on it still works).
  */
@@ -102,6 +125,11 @@ export const SILENT_LOGGER: Logger = {
 
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** An error's message fit for logs and StudioErrors: secrets masked, at most 500 characters. */
+export function safeErrorMessage(error: unknown, secrets: readonly string[]): string {
+  return maskSecretText(errorMessage(error), secrets).slice(0, 500);
 }
 
 /** Reconnect delays: start, doubling, capped (the Managed Agents SDK uses 500 ms to 10 s). */
@@ -142,4 +170,95 @@ export function approvalExpiresAt(nowMs: number, ttlMs: number = APPROVAL_TTL_MA
 
 export function isoAt(nowMs: number): string {
   return new Date(nowMs).toISOString();
+}
+
+/** The approvalId of generation `generation` of a foreign call's approval (generation 1 has no suffix). */
+export function approvalIdFor(foreignKey: string, generation: number): string {
+  return boundedId(
+    generation <= 1 ? `approval-${foreignKey}` : `approval-${foreignKey}-${generation}`,
+  );
+}
+
+/** The generation encoded in an approvalId made by approvalIdFor (0 when it is not one). */
+export function approvalGenerationOf(foreignKey: string, approvalId: string): number {
+  if (approvalId === `approval-${foreignKey}`) return 1;
+  const prefix = `approval-${foreignKey}-`;
+  if (!approvalId.startsWith(prefix)) return 0;
+  const n = Number(approvalId.slice(prefix.length));
+  return Number.isSafeInteger(n) && n > 1 ? n : 0;
+}
+
+/**
+ * One session-scoped budget dimension from a runtime's counters (rounded, never negative). A
+ * dimension without a limit reports limit and remaining as 0.
+ */
+export function budgetDimension(
+  name: string,
+  consumed: number,
+  limit: number | null,
+  unit: string,
+): BudgetDimensionValue {
+  const used = BigInt(Math.max(0, Math.round(consumed)));
+  const max = limit === null ? 0n : BigInt(Math.max(0, Math.round(limit)));
+  const remaining = limit === null ? 0n : max > used ? max - used : 0n;
+  return {
+    name,
+    scope: 'SESSION',
+    limit: max.toString(),
+    reserved: '0',
+    consumed: used.toString(),
+    remaining: remaining.toString(),
+    unit,
+  };
+}
+
+/** A STUDIO_LOG draft of a runtime's line: secrets masked, bounded to 4 KiB. */
+export function logDraft(
+  line: { runId: string | null; level: string; origin: string; message: string },
+  secrets: readonly string[] | undefined,
+  foreignId?: string,
+): EventDraft {
+  return {
+    type: 'STUDIO_LOG',
+    runId: line.runId,
+    level: line.level,
+    origin: line.origin,
+    message: truncateUtf8(maskSecretText(line.message, secrets), 4096),
+    ...(foreignId ? { foreignId } : {}),
+  };
+}
+
+/** A STUDIO_FOREIGN_EVENT draft keeping a runtime's event the studio does not map (redacted, bounded). */
+export function foreignEventDraft(
+  event: { source: string; runId: string | null; foreignType: string; payload: unknown },
+  secrets: readonly string[] | undefined,
+  foreignId?: string,
+): EventDraft {
+  const { payloadJson, truncated } = redactForeignPayload(event.payload, { secrets });
+  return {
+    type: 'STUDIO_FOREIGN_EVENT',
+    runId: event.runId,
+    source: event.source,
+    foreignType: truncateText(event.foreignType, 128),
+    payloadJson,
+    truncated,
+    ...(foreignId ? { foreignId } : {}),
+  };
+}
+
+/** A JSON object (not null, not an array). */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** `record[key]` when it is a string. */
+export function str(record: Record<string, unknown>, key: string): string | undefined {
+  const value = record[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** `record[key]` when it is a finite number. */
+export function num(record: Record<string, unknown>, key: string): number | undefined {
+  const value = record[key];
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }

@@ -28,7 +28,11 @@ import type { StudioContext } from '../../server/schema/resolvers.ts';
 import { eventView, toolCallView } from '../../server/schema/views.ts';
 import { DateTimeScalar } from '../../server/schema/scalars.ts';
 import { BENCH_SESSION_ID, ServerBenchSource, benchDrafts, take } from './serverBenchDrafts.ts';
-import { HISTORY_QUERY, HISTORY_QUERY_BASE_ONLY } from './serverBenchDocuments.ts';
+import {
+  HISTORY_QUERY,
+  HISTORY_QUERY_BASE_ONLY,
+  HISTORY_QUERY_WITHOUT_TOOL_CALL,
+} from './serverBenchDocuments.ts';
 import type {
   ClientCommand,
   ClientReply,
@@ -304,9 +308,7 @@ async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
     cursor = BigInt(events[events.length - 1]!.seq);
   }
   const full = await replay(HISTORY_QUERY);
-  const withoutToolCall = await replay(
-    HISTORY_QUERY.replace(/studioToolCall \{\s*\.\.\.ToolCallFields\s*\}/g, ''),
-  );
+  const withoutToolCall = await replay(HISTORY_QUERY_WITHOUT_TOOL_CALL);
   const baseOnly = await replay(HISTORY_QUERY_BASE_ONLY);
   // What-if variants with bench-local resolvers (the server is unchanged): a DateTime serialize
   // that passes canonical ISO strings through, and studioToolCall memoised per execution.

@@ -1,267 +1,77 @@
 /**
- * The GraphQL documents the server benchmark sends. The event selection is the web app's own
- * (src/graphql/eventFragments.ts `EventFields` and the documents in src/graphql/eventDocuments.ts,
- * copied here as plain text so the bench needs no gql.tada runtime): `__typename`, the
- * AgentEventBase fields, member fields aliased as in crowdy-contract.md section 4.4, the studio
- * members, and `studioToolCall` on tool and approval events.
+ * The GraphQL documents the server benchmark sends, built from the web app's own documents
+ * (src/graphql/eventDocuments.ts and the fragments they spread), so the bench always measures
+ * the selection the app really sends: each is formatted as urql's Graphcache formats it before
+ * it goes on the wire (`__typename` in every selection set, client-only directives dropped).
  */
+import { formatDocument } from '@urql/core';
+import { Kind, print, visit, type ASTNode, type DocumentNode } from 'graphql';
+import { EventBatchesSubscription, EventHistoryQuery } from '../../src/graphql/eventDocuments.ts';
 
-/** The union fragment and the fragments it spreads. */
-export const EVENT_FIELDS = /* GraphQL */ `
-  fragment AgentErrorFields on AgentError {
-    code
-    message
-    retryable
-    remediation
-    field
-    requiredScope
-  }
+/** The document as the app's urql client sends it. */
+function onTheWire(document: DocumentNode): DocumentNode {
+  return formatDocument(document as Parameters<typeof formatDocument>[0]) as DocumentNode;
+}
 
-  fragment ApprovalFields on AgentApproval {
-    approvalId
-    toolCallId
-    argumentHash
-    status
-    safeSummary
-    clientEpoch
-    expiresAt
-    approved
-    rejected
-    studioSessionId
-    studioReasons
-    studioDecidedAt
-    studioDecisionReason
-    studioAutomatic
-  }
+/** Drops the fragment definitions no operation reaches (graphql-js validation rejects them). */
+function withoutUnusedFragments(document: DocumentNode): DocumentNode {
+  const fragments = new Map<string, ASTNode>();
+  for (const definition of document.definitions)
+    if (definition.kind === Kind.FRAGMENT_DEFINITION)
+      fragments.set(definition.name.value, definition);
+  const used = new Set<string>();
+  const reach = (node: ASTNode) =>
+    visit(node, {
+      FragmentSpread(spread) {
+        const name = spread.name.value;
+        if (used.has(name)) return;
+        used.add(name);
+        const fragment = fragments.get(name);
+        if (fragment) reach(fragment);
+      },
+    });
+  for (const definition of document.definitions)
+    if (definition.kind === Kind.OPERATION_DEFINITION) reach(definition);
+  return {
+    ...document,
+    definitions: document.definitions.filter(
+      (definition) =>
+        definition.kind !== Kind.FRAGMENT_DEFINITION || used.has(definition.name.value),
+    ),
+  };
+}
 
-  fragment ToolCallFields on StudioToolCall {
-    toolCallId
-    sessionId
-    runId
-    toolName
-    toolVersion
-    executor
-    status
-    safeSummary
-    argumentHash
-    argumentsJson
-    resultJson
-    error {
-      ...AgentErrorFields
-    }
-    approval {
-      ...ApprovalFields
-    }
-    askedBy
-    proposedAt
-    updatedAt
-    steps {
-      seq
-      type
-      status
-      at
-    }
-  }
-
-  fragment EventFields on CrowdyStudioAgentEvent {
-    __typename
-    ... on AgentEventBase {
-      protocolVersion
-      eventId
-      sessionId
-      seq
-      type
-      runId
-      version
-      createdAt
-    }
-    ... on AgentLifecycleEvent {
-      lifecycleMode: mode
-      lifecycleClientEpoch: clientEpoch
-      lifecycleReplayAfterSeq: replayAfterSeq
-      lifecycleReason: reason
-      lifecycleContextVersion: contextVersion
-    }
-    ... on AgentMessageEvent {
-      messageEventId: messageId
-      messageRole: role
-      messageContent: content
-    }
-    ... on AgentRunEvent {
-      runStatus: status
-      runCode: code
-      runReason: reason
-      runError: error {
-        ...AgentErrorFields
-      }
-    }
-    ... on AgentToolEvent {
-      toolEventCallId: toolCallId
-      toolEventName: toolName
-      toolEventVersion: toolVersion
-      toolStatus: status
-      toolSafeSummary: safeSummary
-      toolDescriptorDigest: descriptorDigest
-      toolArgumentHash: argumentHash
-      toolExecutor: executor
-      toolContextVersion: contextVersion
-      toolClientEpoch: clientEpoch
-      toolArgumentsJson: argumentsJson
-      toolLeaseId: leaseId
-      toolApprovalGrant: approvalGrant
-      toolIdempotencyKey: idempotencyKey
-      toolResultJson: resultJson
-      toolError: error {
-        ...AgentErrorFields
-      }
-      toolDeadline: deadline
-      studioToolCall {
-        ...ToolCallFields
-      }
-    }
-    ... on AgentApprovalEvent {
-      approvalEventId: approvalId
-      approvalToolCallId: toolCallId
-      approvalArgumentHash: argumentHash
-      approvalStatus: status
-      approvalSafeSummary: safeSummary
-      approvalReasons: reasons
-      approvalExpiresAt: expiresAt
-      studioToolCall {
-        ...ToolCallFields
-      }
-    }
-    ... on AgentLeaseEvent {
-      leaseEventId: leaseId
-      leaseKind: kind
-      leaseStatus: status
-      leaseClientEpoch: clientEpoch
-      leaseScopes: scopes
-      leaseHolder: holder
-      leaseContextVersion: contextVersion
-      leaseControlledEntityId: controlledEntityId
-      leaseHostCapabilityRevision: hostCapabilityRevision
-      leaseExpectedProjectRevision: expectedProjectRevision
-      leaseGrantedAt: grantedAt
-      leaseExpiresAt: expiresAt
-      leaseReason: reason
-    }
-    ... on AgentCheckpointEvent {
-      checkpointEventId: checkpointId
-      checkpointProjectRevision: projectRevision
-      checkpointContentHash: contentHash
-      checkpointReason: reason
-      checkpointFiles: files {
-        target
-        path
-        contentHash
-        byteLength
-      }
-      checkpointRestoredAt: restoredAt
-    }
-    ... on AgentBudgetEvent {
-      budgetSnapshot: budget {
-        dimensions {
-          name
-          scope
-          limit
-          reserved
-          consumed
-          remaining
-          unit
-        }
-        resetAt
-        platformFunded
-        payer
-      }
-    }
-    ... on StudioStageEvent {
-      stageFrom: fromStage
-      stageTo: toStage
-      stageDetail: detail
-    }
-    ... on StudioLogEvent {
-      logLevel: level
-      logMessage: message
-      logOrigin: origin
-    }
-    ... on StudioQuestionEvent {
-      question {
-        questionId
-        sessionId
-        kind
-        prompt
-        choices
-        initialText
-        status
-        answerText
-        answerChoiceIndex
-        answerApproved
-        askedBy
-        askedAt
-        answeredAt
-      }
-    }
-    ... on StudioThreadEvent {
-      threadId
-      threadAgentName: agentName
-      threadStatus: status
-    }
-    ... on StudioForeignEvent {
-      foreignSource: source
-      foreignType
-      foreignPayloadJson: payloadJson
-      foreignTruncated: truncated
-    }
-  }
-`;
+const history = onTheWire(EventHistoryQuery);
 
 /** History after a cursor (the web app's StudioEventHistory). */
-export const HISTORY_QUERY = /* GraphQL */ `
-  query StudioEventHistory($sessionId: String!, $afterSeq: BigInt, $first: Int) {
-    crowdyStudioAgentHistory(sessionId: $sessionId, afterSeq: $afterSeq, first: $first) {
-      hasMore
-      events {
-        ...EventFields
-      }
-    }
-  }
-  ${EVENT_FIELDS}
-`;
+export const HISTORY_QUERY = print(history);
 
 /** Replay after `afterSeq`, then live, in batches; no clientEpoch, so an observer (the web app's StudioEventBatches). */
-export const BATCHES_SUBSCRIPTION = /* GraphQL */ `
-  subscription StudioEventBatches($sessionId: String!, $afterSeq: BigInt!, $maxBatch: Int) {
-    studioAgentEventBatches(sessionId: $sessionId, afterSeq: $afterSeq, maxBatch: $maxBatch) {
-      sessionId
-      fromSeq
-      throughSeq
-      events {
-        ...EventFields
-      }
-    }
-  }
-  ${EVENT_FIELDS}
-`;
+export const BATCHES_SUBSCRIPTION = print(onTheWire(EventBatchesSubscription));
+
+/** The same history page without `studioToolCall` on tool and approval events (for the cost breakdown). */
+export const HISTORY_QUERY_WITHOUT_TOOL_CALL = print(
+  withoutUnusedFragments(
+    visit(history, {
+      Field: (field) => (field.name.value === 'studioToolCall' ? null : undefined),
+    }),
+  ),
+);
 
 /** The same history page with only `__typename` and the AgentEventBase fields (for the cost breakdown). */
-export const HISTORY_QUERY_BASE_ONLY = /* GraphQL */ `
-  query StudioEventHistoryBase($sessionId: String!, $afterSeq: BigInt, $first: Int) {
-    crowdyStudioAgentHistory(sessionId: $sessionId, afterSeq: $afterSeq, first: $first) {
-      hasMore
-      events {
-        __typename
-        ... on AgentEventBase {
-          protocolVersion
-          eventId
-          sessionId
-          seq
-          type
-          runId
-          version
-          createdAt
-        }
-      }
-    }
-  }
-`;
+export const HISTORY_QUERY_BASE_ONLY = print(
+  withoutUnusedFragments(
+    visit(history, {
+      FragmentDefinition(fragment) {
+        if (fragment.name.value !== 'EventFields') return undefined;
+        const selections = fragment.selectionSet.selections.filter(
+          (selection) =>
+            (selection.kind === Kind.FIELD && selection.name.value === '__typename') ||
+            (selection.kind === Kind.INLINE_FRAGMENT &&
+              selection.typeCondition?.name.value === 'AgentEventBase'),
+        );
+        return { ...fragment, selectionSet: { ...fragment.selectionSet, selections } };
+      },
+    }),
+  ),
+);

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { Engine } from '../../engine/Engine.ts';
 import type { EventDraft, BudgetValue } from '../../engine/eventDrafts.ts';
+import { approvalFieldsOf } from '../../engine/recordDrafts.ts';
 import { StudioError } from '../../engine/StudioError.ts';
 import type { SessionInfo, Source, SourceHost, ToolDecision } from '../Source.ts';
 import { ProjectWorkspace } from '../../workspace/ProjectWorkspace.ts';
@@ -507,17 +508,7 @@ export class DemoAgent implements Source {
     if (!call || !approval) return;
     const base = { runId, toolCallId, toolName: call.toolName, toolVersion: call.toolVersion };
     this.append(sessionId, [
-      {
-        type: 'APPROVAL_CONSUMED',
-        runId,
-        approvalId: approval.approvalId,
-        toolCallId,
-        argumentHash: approval.argumentHash,
-        status: 'CONSUMED',
-        safeSummary: approval.safeSummary,
-        reasons: approval.reasons,
-        expiresAt: approval.expiresAt,
-      },
+      { type: 'APPROVAL_CONSUMED', status: 'CONSUMED', ...approvalFieldsOf(approval), runId },
       { ...base, type: 'TOOL_DISPATCHED', status: 'RUNNING', executor: 'SERVER' },
     ]);
     const project = this.engine.projectOfSession(sessionId);

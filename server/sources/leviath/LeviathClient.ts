@@ -4,6 +4,7 @@
  * form exists for browsers, which cannot set upgrade headers; URLs end up in logs).
  */
 import WebSocket from 'ws';
+import { isRecord } from '../bridgeSupport.ts';
 import type { LeviathRunMeta } from './LeviathMapper.ts';
 
 const REQUEST_TIMEOUT_MS = 15_000;
@@ -201,10 +202,6 @@ export class LeviathClient {
     }
     return response;
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function isRunMeta(value: unknown): value is LeviathRunMeta {

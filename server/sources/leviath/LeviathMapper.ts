@@ -16,7 +16,18 @@ import type {
   QuestionValue,
   ToolDraft,
 } from '../../engine/eventDrafts.ts';
-import { approvalExpiresAt, boundedId, isoAt } from '../bridgeSupport.ts';
+import {
+  approvalExpiresAt,
+  approvalGenerationOf,
+  approvalIdFor,
+  budgetDimension,
+  foreignEventDraft,
+  isoAt,
+  isRecord,
+  logDraft,
+  num,
+  str,
+} from '../bridgeSupport.ts';
 import {
   foreignArgumentHash,
   maskSecretText,
@@ -619,17 +630,7 @@ export class LeviathMapper {
     }
     const drafts: EventDraft[] = [];
     if (!tool) {
-      tool = {
-        toolCallId,
-        runId: run.runId,
-        name,
-        argumentHash: null,
-        safeSummary: name,
-        phase: 'running',
-        executionId,
-      };
-      this.tools.set(toolCallId, tool);
-      drafts.push(this.toolDraft(tool, 'TOOL_PROPOSED', 'PROPOSED', `tool:${toolCallId}`));
+      tool = this.trackRunningTool(run, toolCallId, name, executionId, drafts);
     } else {
       tool.executionId ??= executionId;
       const interaction = this.findApproval(toolCallId);
@@ -662,6 +663,28 @@ export class LeviathMapper {
     return drafts;
   }
 
+  /** A call first heard of once it runs: tracked as running and recorded as proposed. */
+  private trackRunningTool(
+    run: RunState,
+    toolCallId: string,
+    name: string,
+    executionId: string | null,
+    drafts: EventDraft[],
+  ): ToolState {
+    const tool: ToolState = {
+      toolCallId,
+      runId: run.runId,
+      name,
+      argumentHash: null,
+      safeSummary: name,
+      phase: 'running',
+      executionId,
+    };
+    this.tools.set(toolCallId, tool);
+    drafts.push(this.toolDraft(tool, 'TOOL_PROPOSED', 'PROPOSED', `tool:${toolCallId}`));
+    return tool;
+  }
+
   private toolFinished(run: RunState, frame: LeviathFrame): MappedFrame {
     const callId = str(frame, 'call_id') ?? `call-${this.options.now()}`;
     const name = str(frame, 'tool') ?? 'unknown';
@@ -670,20 +693,9 @@ export class LeviathMapper {
     const candidate = this.tools.get(`${callId}#${executionId}`);
     if (executionId && candidate) toolCallId = candidate.toolCallId;
     const drafts: EventDraft[] = [];
-    let tool = this.tools.get(toolCallId);
-    if (!tool) {
-      tool = {
-        toolCallId,
-        runId: run.runId,
-        name,
-        argumentHash: null,
-        safeSummary: name,
-        phase: 'running',
-        executionId,
-      };
-      this.tools.set(toolCallId, tool);
-      drafts.push(this.toolDraft(tool, 'TOOL_PROPOSED', 'PROPOSED', `tool:${toolCallId}`));
-    }
+    const tool =
+      this.tools.get(toolCallId) ??
+      this.trackRunningTool(run, toolCallId, name, executionId, drafts);
     if (tool.phase === 'finished') return { runId: run.runId, drafts: [] };
     tool.phase = 'finished';
     const ok = frame.ok === true;
@@ -907,17 +919,19 @@ export class LeviathMapper {
     const dimensions: BudgetDimensionValue[] = [];
     if (run.tokens) {
       dimensions.push(
-        dimension('INPUT_TOKENS', run.tokens.prompt, null, 'tokens'),
-        dimension('OUTPUT_TOKENS', run.tokens.completion, null, 'tokens'),
-        dimension('CACHE_READ_TOKENS', run.tokens.cached, null, 'tokens'),
-        dimension('CACHE_WRITE_TOKENS', run.tokens.cacheWrite, null, 'tokens'),
+        budgetDimension('INPUT_TOKENS', run.tokens.prompt, null, 'tokens'),
+        budgetDimension('OUTPUT_TOKENS', run.tokens.completion, null, 'tokens'),
+        budgetDimension('CACHE_READ_TOKENS', run.tokens.cached, null, 'tokens'),
+        budgetDimension('CACHE_WRITE_TOKENS', run.tokens.cacheWrite, null, 'tokens'),
       );
     }
     if (run.context)
-      dimensions.push(dimension('CONTEXT_TOKENS', run.context.total, run.context.max, 'tokens'));
+      dimensions.push(
+        budgetDimension('CONTEXT_TOKENS', run.context.total, run.context.max, 'tokens'),
+      );
     if (run.spend)
       dimensions.push(
-        dimension(
+        budgetDimension(
           'PROVIDER_COST',
           run.spend.total * 1_000_000,
           run.spend.threshold > 0 ? run.spend.threshold * 1_000_000 : null,
@@ -958,28 +972,14 @@ export class LeviathMapper {
     message: string,
     foreignId?: string,
   ): EventDraft {
-    return {
-      type: 'STUDIO_LOG',
-      runId,
-      level,
-      origin,
-      message: truncateUtf8(maskSecretText(message, this.options.secrets), 4096),
-      ...(foreignId ? { foreignId } : {}),
-    };
+    return logDraft({ runId, level, origin, message }, this.options.secrets, foreignId);
   }
 
   private foreignEvent(runId: string, foreignType: string, payload: unknown): EventDraft {
-    const { payloadJson, truncated } = redactForeignPayload(payload, {
-      secrets: this.options.secrets,
-    });
-    return {
-      type: 'STUDIO_FOREIGN_EVENT',
-      runId,
-      source: LEVIATH_SOURCE_ID,
-      foreignType: truncateText(foreignType, 128),
-      payloadJson,
-      truncated,
-    };
+    return foreignEventDraft(
+      { source: LEVIATH_SOURCE_ID, runId, foreignType, payload },
+      this.options.secrets,
+    );
   }
 }
 
@@ -998,20 +998,6 @@ const PERSON_WAITS = new Set([
   'interaction_point',
   'needs_setup',
 ]);
-
-export function approvalIdFor(requestId: string, generation: number): string {
-  return boundedId(
-    generation <= 1 ? `approval-${requestId}` : `approval-${requestId}-${generation}`,
-  );
-}
-
-function approvalGenerationOf(requestId: string, approvalId: string): number {
-  if (approvalId === `approval-${requestId}`) return 1;
-  const prefix = `approval-${requestId}-`;
-  if (!approvalId.startsWith(prefix)) return 0;
-  const n = Number(approvalId.slice(prefix.length));
-  return Number.isSafeInteger(n) && n > 1 ? n : 0;
-}
 
 function describeWait(wait: Record<string, unknown>): string {
   const reason = str(wait, 'reason') ?? 'unknown';
@@ -1048,26 +1034,6 @@ function logOrigin(line: string): string {
   return 'output';
 }
 
-function dimension(
-  name: string,
-  consumed: number,
-  limit: number | null,
-  unit: string,
-): BudgetDimensionValue {
-  const used = BigInt(Math.max(0, Math.round(consumed)));
-  const max = limit === null ? 0n : BigInt(Math.max(0, Math.round(limit)));
-  const remaining = limit === null ? 0n : max > used ? max - used : 0n;
-  return {
-    name,
-    scope: 'SESSION',
-    limit: max.toString(),
-    reserved: '0',
-    consumed: used.toString(),
-    remaining: remaining.toString(),
-    unit,
-  };
-}
-
 function sameTokens(a: RunState['tokens'], b: NonNullable<RunState['tokens']>): boolean {
   return (
     a !== null &&
@@ -1076,18 +1042,4 @@ function sameTokens(a: RunState['tokens'], b: NonNullable<RunState['tokens']>): 
     a.cached === b.cached &&
     a.cacheWrite === b.cacheWrite
   );
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function str(record: Record<string, unknown>, key: string): string | undefined {
-  const value = record[key];
-  return typeof value === 'string' ? value : undefined;
-}
-
-function num(record: Record<string, unknown>, key: string): number | undefined {
-  const value = record[key];
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }

@@ -15,15 +15,16 @@ import type { EventDraft, QuestionValue } from '../../engine/eventDrafts.ts';
 import type { Logger } from '../../logger.ts';
 import {
   SILENT_LOGGER,
+  appendNewDrafts,
   appendSafely,
   backoffDelay,
   DEFAULT_BACKOFF,
   errorMessage,
   isoAt,
+  safeErrorMessage,
   sleep,
   type BackoffOptions,
 } from '../bridgeSupport.ts';
-import { maskSecretText } from '../redact.ts';
 import type {
   QuestionAnswer,
   SessionInfo,
@@ -624,11 +625,7 @@ export class LeviathSource implements Source {
 
   private appendNew(sessionId: string, drafts: EventDraft[]): void {
     if (drafts.length === 0) return;
-    const host = this.requireHost();
-    const fresh = drafts.filter(
-      (d) => d.foreignId === undefined || !host.hasForeignId(sessionId, d.foreignId),
-    );
-    appendSafely(host, sessionId, fresh, [this.options.token]);
+    appendNewDrafts(this.requireHost(), sessionId, drafts, [this.options.token]);
   }
 
   /** Runs tasks one after another, so REST reads and frames apply in order. */
@@ -708,7 +705,7 @@ export class LeviathSource implements Source {
   }
 
   private safeMessage(error: unknown): string {
-    return maskSecretText(errorMessage(error), [this.options.token]).slice(0, 500);
+    return safeErrorMessage(error, [this.options.token]);
   }
 
   private runFor(sessionId: string): string {

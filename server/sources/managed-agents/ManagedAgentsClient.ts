@@ -4,6 +4,7 @@
  * `anthropic-version: 2023-06-01`, `anthropic-beta: managed-agents-2026-04-01`, `?beta=true` on
  * every path. The API key travels only in the `x-api-key` header, never in a URL.
  */
+import { isRecord } from '../bridgeSupport.ts';
 import { readSseEvents } from './readSseEvents.ts';
 import type { ManagedAgentsEvent } from './ManagedAgentsMapper.ts';
 
@@ -219,8 +220,4 @@ async function httpError(response: Response): Promise<ManagedAgentsHttpError> {
 async function readJson(response: Response): Promise<unknown> {
   const text = await response.text();
   return text ? (JSON.parse(text) as unknown) : {};
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -16,7 +16,17 @@ import type {
   EventDraft,
   ToolDraft,
 } from '../../engine/eventDrafts.ts';
-import { approvalExpiresAt, boundedId } from '../bridgeSupport.ts';
+import {
+  approvalExpiresAt,
+  approvalGenerationOf,
+  approvalIdFor,
+  budgetDimension,
+  foreignEventDraft,
+  isRecord,
+  logDraft,
+  num,
+  str,
+} from '../bridgeSupport.ts';
 import {
   canonicalJson,
   foreignArgumentHash,
@@ -78,21 +88,8 @@ const ANTHROPIC_TOOLSET_VERSION = 'agent_toolset_20260401';
 const RESULT_MAX_BYTES = 16 * 1024;
 const ARGUMENTS_MAX_BYTES = 32 * 1024;
 
-/** The approvalId of generation `n` of a tool use's approval. */
-export function approvalIdFor(toolUseId: string, generation: number): string {
-  return boundedId(
-    generation <= 1 ? `approval-${toolUseId}` : `approval-${toolUseId}-${generation}`,
-  );
-}
-
-/** The generation encoded in an approvalId made by approvalIdFor (0 when it is not one). */
-export function approvalGenerationOf(toolUseId: string, approvalId: string): number {
-  if (approvalId === `approval-${toolUseId}`) return 1;
-  const prefix = `approval-${toolUseId}-`;
-  if (!approvalId.startsWith(prefix)) return 0;
-  const n = Number(approvalId.slice(prefix.length));
-  return Number.isSafeInteger(n) && n > 1 ? n : 0;
-}
+// A tool use's approvals are keyed by its tool_use id (tests build the expected ids with them).
+export { approvalGenerationOf, approvalIdFor };
 
 export class ManagedAgentsMapper {
   private readonly options: ManagedAgentsMapperOptions;
@@ -833,7 +830,7 @@ export class ManagedAgentsMapper {
     const dimensions: BudgetDimensionValue[] = [];
     const add = (name: string, consumed: number | undefined, unit: string) => {
       if (consumed === undefined) return;
-      dimensions.push(dimension(name, consumed, null, unit));
+      dimensions.push(budgetDimension(name, consumed, null, unit));
     };
     add('INPUT_TOKENS', num(usage, 'input_tokens'), 'tokens');
     add('OUTPUT_TOKENS', num(usage, 'output_tokens'), 'tokens');
@@ -968,15 +965,11 @@ export class ManagedAgentsMapper {
     message: string,
     foreignId?: string,
   ): EventDraft {
-    const fid = foreignId ?? id;
-    return {
-      type: 'STUDIO_LOG',
-      runId: this.currentRunId,
-      level,
-      origin,
-      message: truncateUtf8(maskSecretText(message, this.options.secrets), 4096),
-      ...(fid ? { foreignId: fid } : {}),
-    };
+    return logDraft(
+      { runId: this.currentRunId, level, origin, message },
+      this.options.secrets,
+      foreignId ?? id,
+    );
   }
 
   private foreignEvent(
@@ -984,18 +977,11 @@ export class ManagedAgentsMapper {
     foreignId: string | undefined,
     foreignType: string,
   ): EventDraft {
-    const { payloadJson, truncated } = redactForeignPayload(event, {
-      secrets: this.options.secrets,
-    });
-    return {
-      type: 'STUDIO_FOREIGN_EVENT',
-      runId: this.currentRunId,
-      source: MANAGED_AGENTS_SOURCE_ID,
-      foreignType: truncateText(foreignType, 128),
-      payloadJson,
-      truncated,
-      ...(foreignId ? { foreignId } : {}),
-    };
+    return foreignEventDraft(
+      { source: MANAGED_AGENTS_SOURCE_ID, runId: this.currentRunId, foreignType, payload: event },
+      this.options.secrets,
+      foreignId,
+    );
   }
 
   private threadLabel(threadId: string): string {
@@ -1129,26 +1115,6 @@ export function evaluate(event: ManagedAgentsEvent): Verdict {
   };
 }
 
-function dimension(
-  name: string,
-  consumed: number,
-  limit: number | null,
-  unit: string,
-): BudgetDimensionValue {
-  const used = BigInt(Math.max(0, Math.round(consumed)));
-  const max = limit === null ? 0n : BigInt(Math.max(0, Math.round(limit)));
-  const remaining = limit === null ? 0n : max > used ? max - used : 0n;
-  return {
-    name,
-    scope: 'SESSION',
-    limit: max.toString(),
-    reserved: '0',
-    consumed: used.toString(),
-    remaining: remaining.toString(),
-    unit,
-  };
-}
-
 /** The event's id, or for the id-less user.interrupt the documented fallback type@processed_at. */
 export function eventIdOf(event: ManagedAgentsEvent): string | undefined {
   if (typeof event.id === 'string' && event.id.length > 0) return event.id;
@@ -1195,20 +1161,6 @@ function boundMessage(text: string): string {
 function foreign(id: string | undefined, suffix?: string): { foreignId?: string } {
   if (!id) return {};
   return { foreignId: suffix ? `${id}/${suffix}` : id };
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function str(record: Record<string, unknown>, key: string): string | undefined {
-  const value = record[key];
-  return typeof value === 'string' ? value : undefined;
-}
-
-function num(record: Record<string, unknown>, key: string): number | undefined {
-  const value = record[key];
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 
 function numericString(value: unknown): number | undefined {

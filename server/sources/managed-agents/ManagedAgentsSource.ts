@@ -13,14 +13,14 @@ import { StudioError } from '../../engine/StudioError.ts';
 import type { Logger } from '../../logger.ts';
 import {
   SILENT_LOGGER,
+  appendNewDrafts,
   appendSafely,
   backoffDelay,
   DEFAULT_BACKOFF,
-  errorMessage,
+  safeErrorMessage,
   sleep,
   type BackoffOptions,
 } from '../bridgeSupport.ts';
-import { maskSecretText } from '../redact.ts';
 import type { SessionInfo, Source, SourceHost, SourceStatus, ToolDecision } from '../Source.ts';
 import type { EventDraft } from '../../engine/eventDrafts.ts';
 import { ManagedAgentsClient, ManagedAgentsHttpError } from './ManagedAgentsClient.ts';
@@ -376,11 +376,7 @@ export class ManagedAgentsSource implements Source {
   }
 
   private appendNew(follow: Follow, drafts: EventDraft[]): void {
-    const host = this.requireHost();
-    const fresh = drafts.filter(
-      (d) => d.foreignId === undefined || !host.hasForeignId(follow.studioSessionId, d.foreignId),
-    );
-    appendSafely(host, follow.studioSessionId, fresh, [this.options.apiKey]);
+    appendNewDrafts(this.requireHost(), follow.studioSessionId, drafts, [this.options.apiKey]);
   }
 
   private async postConfirmation(follow: Follow, event: Record<string, unknown>): Promise<void> {
@@ -464,7 +460,7 @@ export class ManagedAgentsSource implements Source {
   }
 
   private safeMessage(error: unknown): string {
-    return maskSecretText(errorMessage(error), [this.options.apiKey]).slice(0, 500);
+    return safeErrorMessage(error, [this.options.apiKey]);
   }
 
   private followFor(studioSessionId: string): Follow {
