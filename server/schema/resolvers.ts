@@ -12,7 +12,7 @@ import { BigIntScalar, DateTimeScalar } from './scalars.ts';
 import {
   approvalView,
   checkpointView,
-  eventView,
+  readEventViews,
   leaseView,
   projectView,
   runView,
@@ -137,9 +137,9 @@ const Query: Record<string, Resolver> = {
         { field: 'afterSeq' },
       );
     const first = pageSize(a.first, HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX);
-    const rows = engine.store.readEvents(s.sessionId, BigInt(afterSeq), first + 1);
-    const events = rows.slice(0, first).map(eventView);
-    const hasMore = rows.length > first;
+    const read = readEventViews(engine.store, s.sessionId, BigInt(afterSeq), first + 1);
+    const events = read.slice(0, first);
+    const hasMore = read.length > first;
     const edges = events.map((node) => ({ cursor: node.seq, node }));
     return {
       edges,
@@ -200,14 +200,14 @@ const Query: Record<string, Resolver> = {
     const page = BigInt(a.page as string);
     const from = page * BigInt(size) + 1n;
     const through = from + BigInt(size) - 1n;
-    const rows = engine.store.readEvents(s.sessionId, from - 1n, size);
+    const events = readEventViews(engine.store, s.sessionId, from - 1n, size);
     return {
       sessionId: s.sessionId,
       page: page.toString(),
       size,
       fromSeq: from.toString(),
       throughSeq: through.toString(),
-      events: rows.map(eventView),
+      events,
       complete: BigInt(s.lastEventSeq) >= through,
     };
   },

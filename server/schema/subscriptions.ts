@@ -7,7 +7,7 @@
 import { Repeater } from '@repeaterjs/repeater';
 import type { Engine } from '../engine/Engine.ts';
 import { StudioError } from '../engine/StudioError.ts';
-import { eventView, sessionView } from './views.ts';
+import { readEventViews, sessionView } from './views.ts';
 import type { EventView, SessionView } from './views.ts';
 import { EVENT_BATCH_DEFAULT, EVENT_BATCH_MAX, ErrorCode } from '../../protocol/contract.ts';
 
@@ -36,16 +36,11 @@ class BatchCache {
     const key = `${cursor}:${limit}`;
     const hit = entries?.get(key);
     if (hit && (hit.batch.events.length === limit || hit.lastSeq === lastSeq)) return hit.batch;
-    const rows = engine.store.readEvents(sessionId, cursor, limit);
-    const first = rows[0];
-    const last = rows[rows.length - 1];
+    const events = readEventViews(engine.store, sessionId, cursor, limit);
+    const first = events[0];
+    const last = events[events.length - 1];
     if (!first || !last) return null;
-    const batch: EventBatch = {
-      sessionId,
-      fromSeq: first.seq.toString(),
-      throughSeq: last.seq.toString(),
-      events: rows.map(eventView),
-    };
+    const batch: EventBatch = { sessionId, fromSeq: first.seq, throughSeq: last.seq, events };
     if (!entries) {
       entries = new Map();
       this.bySession.set(sessionId, entries);
@@ -154,13 +149,13 @@ export function eventStream(
             continue;
           }
         } else {
-          const rows = engine.store.readEvents(args.sessionId, cursor, limit);
-          const last = rows[rows.length - 1];
+          const events = readEventViews(engine.store, args.sessionId, cursor, limit);
+          const last = events[events.length - 1];
           if (last) {
-            cursor = last.seq;
-            for (const row of rows) {
+            cursor = BigInt(last.seq);
+            for (const event of events) {
               if (stopped) break;
-              await push(eventView(row));
+              await push(event);
             }
             await yieldToLoop();
             continue;

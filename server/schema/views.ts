@@ -5,6 +5,7 @@
  * current state in resolvers.ts, so they never go stale inside a stored result.
  */
 import type { EventRow } from '../store/records.ts';
+import type { Store } from '../store/Store.ts';
 import type {
   ApprovalRecord,
   CheckpointRecord,
@@ -190,4 +191,16 @@ export type EventView = Record<string, unknown> & { __typename: string; seq: str
 /** An event row as its union member (the engine stores events in their served shape). */
 export function eventView(row: EventRow): EventView {
   return JSON.parse(row.payload) as EventView;
+}
+
+/** Events after `afterSeq` as their union members, read straight from their stored JSON. */
+export function readEventViews(
+  store: Store,
+  sessionId: string,
+  afterSeq: bigint,
+  limit: number,
+): EventView[] {
+  return store
+    .readEventPayloads(sessionId, afterSeq, limit)
+    .map((json) => JSON.parse(json) as EventView);
 }

@@ -69,6 +69,7 @@ export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly stmts: Record<string, Statement>;
   private readonly readEventsStmt: Statement;
+  private readonly readPayloadsStmt: Statement;
 
   constructor(file: string) {
     this.db = new Database(file);
@@ -162,6 +163,9 @@ export class SqliteStore implements Store {
       getMeta: s('SELECT value FROM meta WHERE key = ?'),
       putMeta: s('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'),
     };
+    this.readPayloadsStmt = s(
+      'SELECT payload FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+    ).pluck();
     this.readEventsStmt = s(
       'SELECT session_id, seq, event_id, type, run_id, created_at, payload, foreign_id FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?',
     ).safeIntegers(true);
@@ -216,6 +220,10 @@ export class SqliteStore implements Store {
       payload: r.payload,
       foreignId: r.foreign_id,
     }));
+  }
+
+  readEventPayloads(sessionId: string, afterSeq: bigint, limit: number): string[] {
+    return this.readPayloadsStmt.all(sessionId, afterSeq, BigInt(limit)) as string[];
   }
 
   hasForeignId(sessionId: string, foreignId: string): boolean {

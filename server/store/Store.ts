@@ -30,6 +30,8 @@ export interface Store {
   insertEvent(row: EventRow): void;
   /** Events with seq > afterSeq, ascending, at most `limit`. */
   readEvents(sessionId: string, afterSeq: bigint, limit: number): EventRow[];
+  /** The served JSON of events with seq > afterSeq, ascending, at most `limit` (the replay hot path). */
+  readEventPayloads(sessionId: string, afterSeq: bigint, limit: number): string[];
   hasForeignId(sessionId: string, foreignId: string): boolean;
   countEvents(sessionId: string): number;
 
