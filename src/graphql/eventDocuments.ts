@@ -5,24 +5,35 @@ import { graphql } from './graphql.ts';
 /** Events per fixed-size page; the cache, the stream and the timeline agree on it. */
 export const PAGE_SIZE = EVENT_PAGE_SIZE;
 
+/**
+ * The scalars of a page entity (keyed by sessionId, page and size). The page query reads them and
+ * the cache writes them when a live event opens a page after a cached one, so both agree.
+ */
+export const EventPageFields = graphql(`
+  fragment EventPageFields on StudioEventPage @_unmask {
+    __typename
+    sessionId
+    page
+    size
+    fromSeq
+    throughSeq
+    complete
+  }
+`);
+
 /** One fixed-size page of a session's events: seq in [page * size + 1, (page + 1) * size]. */
 export const EventPageQuery = graphql(
   `
     query StudioEventPage($sessionId: String!, $page: BigInt!, $size: Int!) {
       studioEventPage(sessionId: $sessionId, page: $page, size: $size) {
-        sessionId
-        page
-        size
-        fromSeq
-        throughSeq
-        complete
+        ...EventPageFields
         events {
           ...EventFields
         }
       }
     }
   `,
-  [EventFields],
+  [EventPageFields, EventFields],
 );
 
 /** Replay after `afterSeq`, then live, in batches. Observers pass no clientEpoch. */

@@ -34,7 +34,8 @@ export const ApprovalFields = graphql(`
 
 /**
  * The current state of one tool call (one entity per toolCallId). Every TOOL_* and APPROVAL_*
- * event embeds it, so each event refreshes the one card that renders it.
+ * event embeds it, so each event refreshes the one card that renders it; the card, the inbox and
+ * the restore request spread this same selection, so every write leaves the entity complete.
  */
 export const ToolCallFields = graphql(
   `
@@ -69,6 +70,38 @@ export const ToolCallFields = graphql(
   `,
   [AgentErrorFields, ApprovalFields],
 );
+
+/**
+ * A question as every screen reads it (one entity per questionId): the question card reads it
+ * by key, and QUESTION_* events embed it so the card's cache-first read is served.
+ */
+export const QuestionFields = graphql(`
+  fragment QuestionFields on StudioQuestion @_unmask {
+    questionId
+    sessionId
+    kind
+    prompt
+    choices
+    initialText
+    status
+    answerText
+    answerChoiceIndex
+    answerApproved
+    askedBy
+    askedAt
+    answeredAt
+  }
+`);
+
+/** One file of a checkpoint or project manifest, as every file list and comparison reads it. */
+export const CheckpointFileFields = graphql(`
+  fragment CheckpointFileFields on AgentCheckpointFile @_unmask {
+    target
+    path
+    contentHash
+    byteLength
+  }
+`);
 
 /**
  * One event of the union. Member fields whose names clash across members are aliased exactly
@@ -167,10 +200,7 @@ export const EventFields = graphql(
         checkpointContentHash: contentHash
         checkpointReason: reason
         checkpointFiles: files {
-          target
-          path
-          contentHash
-          byteLength
+          ...CheckpointFileFields
         }
         checkpointRestoredAt: restoredAt
       }
@@ -202,19 +232,7 @@ export const EventFields = graphql(
       }
       ... on StudioQuestionEvent {
         question {
-          questionId
-          sessionId
-          kind
-          prompt
-          choices
-          initialText
-          status
-          answerText
-          answerChoiceIndex
-          answerApproved
-          askedBy
-          askedAt
-          answeredAt
+          ...QuestionFields
         }
       }
       ... on StudioThreadEvent {
@@ -230,7 +248,7 @@ export const EventFields = graphql(
       }
     }
   `,
-  [AgentErrorFields, ToolCallFields],
+  [AgentErrorFields, ToolCallFields, QuestionFields, CheckpointFileFields],
 );
 
 /** One event as the timeline reads it (a discriminated union on `__typename`). */

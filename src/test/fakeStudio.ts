@@ -190,7 +190,7 @@ export function makeFakeStudio(
       return merge([results, forward(teardowns)]);
     };
 
-  const config = cacheOptions ?? withByKeyResolvers(makeCacheConfig());
+  const config = cacheOptions ?? makeCacheConfig();
   const client = new Client({
     url: 'http://fake.invalid/graphql',
     exchanges: [cacheExchange(config), fakeExchange],
@@ -201,36 +201,6 @@ export function makeFakeStudio(
     calls,
     publish(field, payload) {
       for (const listener of [...channel(field)]) listener({ [field]: payload });
-    },
-  };
-}
-
-/**
- * The production cache config plus the by-key reads the feature cards use
- * (Query.studioToolCall, studioQuestion, studioCheckpoint → the cached entity), unless the
- * production config already resolves them.
- */
-export function withByKeyResolvers(config: CacheExchangeOpts): CacheExchangeOpts {
-  const query = config.resolvers?.Query ?? {};
-  return {
-    ...config,
-    resolvers: {
-      ...config.resolvers,
-      Query: {
-        studioToolCall: (_parent, args) => ({
-          __typename: 'StudioToolCall',
-          toolCallId: args.toolCallId as string,
-        }),
-        studioQuestion: (_parent, args) => ({
-          __typename: 'StudioQuestion',
-          questionId: args.questionId as string,
-        }),
-        studioCheckpoint: (_parent, args) => ({
-          __typename: 'StudioCheckpoint',
-          checkpointId: args.checkpointId as string,
-        }),
-        ...query,
-      },
     },
   };
 }

@@ -3,11 +3,9 @@
  * /api/blobs like the server does, recording every request, plus the providers a component
  * needs to use it (urql Client, a QueryClient without retries, the StudioHttp context).
  */
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import type { ReactNode } from 'react';
-import { Provider, type Client } from 'urql';
+import { QueryClient } from '@tanstack/react-query';
+import { StudioProviders } from '../app/StudioProviders.tsx';
 import { makeStudioHttp, type StudioHealth, type StudioHttp } from '../graphql/studioHttp.ts';
-import { StudioHttpProvider } from '../graphql/StudioHttpProvider.tsx';
 
 export const TEST_ENDPOINT = 'http://studio.test/graphql';
 export const TEST_TOKEN = 'test-token-123';
@@ -84,23 +82,5 @@ export function makeTestQueryClient(): QueryClient {
   return new QueryClient({ defaultOptions: { queries: { retry: false, gcTime: Infinity } } });
 }
 
-/** The providers a feature component reads: urql, TanStack Query and the StudioHttp client. */
-export function TestProviders({
-  client,
-  http,
-  queryClient,
-  children,
-}: {
-  client: Client;
-  http: StudioHttp;
-  queryClient: QueryClient;
-  children: ReactNode;
-}) {
-  return (
-    <Provider value={client}>
-      <QueryClientProvider client={queryClient}>
-        <StudioHttpProvider value={http}>{children}</StudioHttpProvider>
-      </QueryClientProvider>
-    </Provider>
-  );
-}
+/** The providers a feature component reads: the app's own (urql, TanStack Query, StudioHttp). */
+export const TestProviders = StudioProviders;

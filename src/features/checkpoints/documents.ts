@@ -1,27 +1,32 @@
+import {
+  ApprovalFields,
+  CheckpointFileFields,
+  ToolCallFields,
+} from '../../graphql/eventFragments.ts';
 import { graphql } from '../../graphql/graphql.ts';
 
 /** One checkpoint as the browser shows it, with its file manifest (AgentCheckpointFile is embedded). */
-export const CheckpointFields = graphql(`
-  fragment CheckpointFields on StudioCheckpoint @_unmask {
-    checkpointId
-    sessionId
-    projectId
-    projectRevision
-    contentHash
-    reason
-    fileCount
-    totalBytes
-    createdAt
-    restoredAt
-    exactPreImage
-    files {
-      target
-      path
+export const CheckpointFields = graphql(
+  `
+    fragment CheckpointFields on StudioCheckpoint @_unmask {
+      checkpointId
+      sessionId
+      projectId
+      projectRevision
       contentHash
-      byteLength
+      reason
+      fileCount
+      totalBytes
+      createdAt
+      restoredAt
+      exactPreImage
+      files {
+        ...CheckpointFileFields
+      }
     }
-  }
-`);
+  `,
+  [CheckpointFileFields],
+);
 
 /** One page of a session's checkpoints, newest first. */
 export const CheckpointsQuery = graphql(
@@ -59,23 +64,23 @@ export const CheckpointQuery = graphql(
 );
 
 /** The session's project now: revision, content hash (computed as a checkpoint's) and files. */
-export const ProjectQuery = graphql(`
-  query StudioProject($sessionId: String!) {
-    studioProject(sessionId: $sessionId) {
-      projectId
-      name
-      revision
-      contentHash
-      updatedAt
-      files {
-        target
-        path
+export const ProjectQuery = graphql(
+  `
+    query StudioProject($sessionId: String!) {
+      studioProject(sessionId: $sessionId) {
+        projectId
+        name
+        revision
         contentHash
-        byteLength
+        updatedAt
+        files {
+          ...CheckpointFileFields
+        }
       }
     }
-  }
-`);
+  `,
+  [CheckpointFileFields],
+);
 
 /** The proposed restore call's progress (the same StudioToolCall entity events update). */
 export const RestoreToolCallQuery = graphql(`
@@ -102,63 +107,16 @@ export const RestoreToolCallQuery = graphql(`
  * Proposes project.checkpoint.restore; the answer is its PENDING approval. The whole tool-call
  * state is selected so the approval card renders from the cache at once.
  */
-export const RequestCheckpointRestoreMutation = graphql(`
-  mutation RequestCheckpointRestore($input: StudioCheckpointRestoreInput!) {
-    studioRequestCheckpointRestore(input: $input) {
-      approvalId
-      toolCallId
-      argumentHash
-      status
-      safeSummary
-      clientEpoch
-      expiresAt
-      studioSessionId
-      studioReasons
-      studioDecidedAt
-      studioDecisionReason
-      studioAutomatic
-      studioToolCall {
-        toolCallId
-        sessionId
-        runId
-        toolName
-        toolVersion
-        executor
-        status
-        safeSummary
-        argumentHash
-        argumentsJson
-        resultJson
-        error {
-          code
-          message
-          retryable
-          remediation
-        }
-        approval {
-          approvalId
-          toolCallId
-          argumentHash
-          status
-          safeSummary
-          clientEpoch
-          expiresAt
-          studioSessionId
-          studioReasons
-          studioDecidedAt
-          studioDecisionReason
-          studioAutomatic
-        }
-        askedBy
-        proposedAt
-        updatedAt
-        steps {
-          seq
-          type
-          status
-          at
+export const RequestCheckpointRestoreMutation = graphql(
+  `
+    mutation RequestCheckpointRestore($input: StudioCheckpointRestoreInput!) {
+      studioRequestCheckpointRestore(input: $input) {
+        ...ApprovalFields
+        studioToolCall {
+          ...ToolCallFields
         }
       }
     }
-  }
-`);
+  `,
+  [ApprovalFields, ToolCallFields],
+);

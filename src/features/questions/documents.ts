@@ -1,23 +1,11 @@
+import { QuestionFields } from '../../graphql/eventFragments.ts';
 import { graphql } from '../../graphql/graphql.ts';
 
-/** Everything the question card reads from one StudioQuestion entity (keyed by questionId). */
-export const QuestionFragment = graphql(`
-  fragment QuestionFields on StudioQuestion @_unmask {
-    questionId
-    sessionId
-    kind
-    prompt
-    choices
-    initialText
-    status
-    answerText
-    answerChoiceIndex
-    answerApproved
-    askedBy
-    askedAt
-    answeredAt
-  }
-`);
+/**
+ * Everything the question card reads from one StudioQuestion entity (keyed by questionId): the
+ * shared selection QUESTION_* events embed, so both write the same fields.
+ */
+export const QuestionFragment = QuestionFields;
 
 /** The card's read of its entity by key (Graphcache resolves `studioQuestion` to the cached entity). */
 export const QuestionCardQuery = graphql(
@@ -28,7 +16,7 @@ export const QuestionCardQuery = graphql(
       }
     }
   `,
-  [QuestionFragment],
+  [QuestionFields],
 );
 
 /** Answers a question with the fields its kind needs (text, choiceIndex or approved). */
@@ -40,5 +28,5 @@ export const AnswerQuestionMutation = graphql(
       }
     }
   `,
-  [QuestionFragment],
+  [QuestionFields],
 );

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'react';
+import { useEffect, useRef, useState, type Ref } from 'react';
 import { useQuery, useSubscription } from 'urql';
 import { SESSIONS_PAGE_MAX } from '../../../protocol/contract.ts';
 import type { AgentMode, RunStatus, SessionStatus } from '../../../protocol/events.ts';
@@ -51,16 +51,11 @@ export function SessionsSidebar({ activeSessionId, sessionHref }: SessionsSideba
         Sessions
       </h2>
       {error && !data ? (
-        <div role="alert" className="px-3 text-sm text-red-800 dark:text-red-300">
-          <p>Could not load sessions: {error.message}</p>
-          <button
-            type="button"
-            onClick={() => refetch({ requestPolicy: 'network-only' })}
-            className="mt-1 underline"
-          >
-            Try again
-          </button>
-        </div>
+        <LoadFailed
+          className="px-3 text-sm"
+          message={`Could not load sessions: ${error.message}`}
+          onRetry={() => refetch({ requestPolicy: 'network-only' })}
+        />
       ) : null}
       {fetching && !data ? (
         <p className="px-3 text-sm text-slate-600 dark:text-slate-300">Loading sessions…</p>
@@ -71,33 +66,15 @@ export function SessionsSidebar({ activeSessionId, sessionHref }: SessionsSideba
         </p>
       ) : null}
       <ul className="min-h-0 flex-1 space-y-1 overflow-y-auto px-2 pb-3">
-        {sessions.map((session) => (
-          <li key={session.sessionId}>
-            <SessionItem
-              session={session}
-              href={sessionHref(session.sessionId)}
-              current={session.sessionId === activeSessionId}
-            />
-          </li>
-        ))}
-        {connection?.hasNextPage && connection.endCursor ? (
-          pageCount > 1 ? (
-            <OlderSessions
-              after={connection.endCursor}
-              page={2}
-              pageCount={pageCount}
-              activeSessionId={activeSessionId}
-              sessionHref={sessionHref}
-              onLoadMore={loadMore}
-            />
-          ) : (
-            <li className="pt-1">
-              <button type="button" className={moreButton} onClick={loadMore}>
-                Load more sessions
-              </button>
-            </li>
-          )
-        ) : null}
+        <SessionPage
+          sessions={sessions}
+          connection={connection}
+          page={1}
+          pageCount={pageCount}
+          activeSessionId={activeSessionId}
+          sessionHref={sessionHref}
+          onLoadMore={loadMore}
+        />
       </ul>
       {connection?.hasNextPage && pageCount === 1 ? (
         <p className="px-3 pb-3 text-xs text-slate-600 dark:text-slate-300">
@@ -108,33 +85,88 @@ export function SessionsSidebar({ activeSessionId, sessionHref }: SessionsSideba
   );
 }
 
+/** A page that could not be loaded, with a retry that goes to the network. */
+function LoadFailed({
+  message,
+  onRetry,
+  className = '',
+}: {
+  message: string;
+  onRetry: () => void;
+  className?: string;
+}) {
+  return (
+    <div role="alert" className={`${className} text-red-800 dark:text-red-300`.trim()}>
+      <p>{message}</p>
+      <button type="button" onClick={onRetry} className="mt-1 underline">
+        Try again
+      </button>
+    </div>
+  );
+}
+
+interface PagingProps {
+  pageCount: number;
+  activeSessionId: string | null;
+  sessionHref: (sessionId: string) => string;
+  onLoadMore: () => void;
+}
+
+/**
+ * The sessions of page `page` and, when the server has more, what follows them: the next page
+ * once it was asked for, else the "Load more sessions" button.
+ */
+function SessionPage({
+  sessions,
+  firstRef,
+  connection,
+  page,
+  ...paging
+}: PagingProps & {
+  sessions: readonly SessionSummary[];
+  /** Set on the first session's item (the page that takes the focus when it arrives). */
+  firstRef?: Ref<HTMLLIElement>;
+  connection: { hasNextPage: boolean; endCursor: string | null } | undefined;
+  page: number;
+}) {
+  const after = connection?.hasNextPage ? connection.endCursor : null;
+  return (
+    <>
+      {sessions.map((session, index) => (
+        <li key={session.sessionId} ref={index === 0 ? firstRef : undefined}>
+          <SessionItem
+            session={session}
+            href={paging.sessionHref(session.sessionId)}
+            current={session.sessionId === paging.activeSessionId}
+          />
+        </li>
+      ))}
+      {!after ? null : page < paging.pageCount ? (
+        <OlderSessions after={after} page={page + 1} {...paging} />
+      ) : (
+        <li className="pt-1">
+          <button type="button" className={moreButton} onClick={paging.onLoadMore}>
+            Load more sessions
+          </button>
+        </li>
+      )}
+    </>
+  );
+}
+
 /**
  * Page `page` of the list (2 and up) and, while more pages are asked for, the next one after
  * it. Its first session takes the focus when it arrives as the newest page, so a keyboard user
  * who pressed "Load more sessions" lands on what was loaded.
  */
-function OlderSessions({
-  after,
-  page,
-  pageCount,
-  activeSessionId,
-  sessionHref,
-  onLoadMore,
-}: {
-  after: string;
-  page: number;
-  pageCount: number;
-  activeSessionId: string | null;
-  sessionHref: (sessionId: string) => string;
-  onLoadMore: () => void;
-}) {
+function OlderSessions({ after, page, ...paging }: PagingProps & { after: string; page: number }) {
   const [{ data, fetching, error }, refetch] = useQuery({
     query: SessionsQuery,
     variables: { appId: APP_ID, first: SESSIONS_PAGE_MAX, after },
   });
   const firstRef = useRef<HTMLLIElement>(null);
   const connection = data?.crowdyStudioAgentSessions;
-  const newest = page === pageCount;
+  const newest = page === paging.pageCount;
   const loaded = Boolean(connection);
   useEffect(() => {
     if (newest && loaded) firstRef.current?.querySelector('a')?.focus();
@@ -144,16 +176,10 @@ function OlderSessions({
     return (
       <li className="px-1 text-sm">
         {error ? (
-          <div role="alert" className="text-red-800 dark:text-red-300">
-            <p>Could not load more sessions: {error.message}</p>
-            <button
-              type="button"
-              onClick={() => refetch({ requestPolicy: 'network-only' })}
-              className="mt-1 underline"
-            >
-              Try again
-            </button>
-          </div>
+          <LoadFailed
+            message={`Could not load more sessions: ${error.message}`}
+            onRetry={() => refetch({ requestPolicy: 'network-only' })}
+          />
         ) : (
           <p role="status" className="text-slate-600 dark:text-slate-300">
             {fetching ? 'Loading more sessions…' : 'No more sessions.'}
@@ -163,35 +189,13 @@ function OlderSessions({
     );
   }
   return (
-    <>
-      {connection.nodes.map((session, index) => (
-        <li key={session.sessionId} ref={index === 0 ? firstRef : undefined}>
-          <SessionItem
-            session={session}
-            href={sessionHref(session.sessionId)}
-            current={session.sessionId === activeSessionId}
-          />
-        </li>
-      ))}
-      {connection.hasNextPage && connection.endCursor ? (
-        page < pageCount ? (
-          <OlderSessions
-            after={connection.endCursor}
-            page={page + 1}
-            pageCount={pageCount}
-            activeSessionId={activeSessionId}
-            sessionHref={sessionHref}
-            onLoadMore={onLoadMore}
-          />
-        ) : (
-          <li className="pt-1">
-            <button type="button" className={moreButton} onClick={onLoadMore}>
-              Load more sessions
-            </button>
-          </li>
-        )
-      ) : null}
-    </>
+    <SessionPage
+      sessions={connection.nodes}
+      firstRef={firstRef}
+      connection={connection}
+      page={page}
+      {...paging}
+    />
   );
 }
 

@@ -7,7 +7,7 @@ import { CheckpointRow } from './rows/CheckpointRow.tsx';
 import { LeaseRow } from './rows/LeaseRow.tsx';
 import { LifecycleRow } from './rows/LifecycleRow.tsx';
 import { MessageBubble } from './rows/MessageBubble.tsx';
-import { RowHeader } from './rows/RowHeader.tsx';
+import { EventRowHeader, RowHeader } from './rows/RowHeader.tsx';
 import { RunRow } from './rows/RunRow.tsx';
 import { ForeignRow, LogRow, QuestionText, StageRow, ThreadRow } from './rows/StudioEventRows.tsx';
 import { ToolCallSummary } from './rows/ToolCallSummary.tsx';
@@ -94,12 +94,7 @@ function EventView({
     case 'StudioQuestionEvent':
       return (
         <div>
-          <RowHeader
-            label={EVENT_LABEL[event.type]}
-            seq={event.seq}
-            createdAt={event.createdAt}
-            href={href}
-          />
+          <EventRowHeader event={event} href={href} />
           {props.renderQuestion ? (
             props.renderQuestion({
               questionId: event.question.questionId,

@@ -1,54 +1,20 @@
+import { ToolCallFields } from '../../graphql/eventFragments.ts';
 import { graphql } from '../../graphql/graphql.ts';
 
 /**
- * Everything the tool-call card reads from one StudioToolCall entity (keyed by toolCallId).
- * The timeline's event queries spread it so the entity is complete in the cache and the card's
- * cache-first read never goes to the network.
+ * Everything the tool-call card reads from one StudioToolCall entity (keyed by toolCallId): the
+ * shared ToolCallFields selection that every TOOL_* and APPROVAL_* event embeds, so the entity is
+ * complete in the cache and the card's cache-first read never goes to the network.
  */
-export const ToolCallRowFragment = graphql(`
-  fragment ToolCallRow on StudioToolCall {
-    toolCallId
-    sessionId
-    runId
-    toolName
-    toolVersion
-    executor
-    status
-    safeSummary
-    argumentHash
-    argumentsJson
-    resultJson
-    error {
-      code
-      message
-      retryable
-      remediation
-    }
-    approval {
-      approvalId
+export const ToolCallRowFragment = graphql(
+  `
+    fragment ToolCallRow on StudioToolCall {
       toolCallId
-      argumentHash
-      status
-      safeSummary
-      clientEpoch
-      expiresAt
-      studioSessionId
-      studioReasons
-      studioDecidedAt
-      studioDecisionReason
-      studioAutomatic
+      ...ToolCallFields
     }
-    askedBy
-    proposedAt
-    updatedAt
-    steps {
-      seq
-      type
-      status
-      at
-    }
-  }
-`);
+  `,
+  [ToolCallFields],
+);
 
 /** The card's read of its entity by key (Graphcache resolves `studioToolCall` to the cached entity). */
 export const ToolCallCardQuery = graphql(
@@ -83,42 +49,44 @@ export const ToolDescriptorsQuery = graphql(`
   }
 `);
 
-/** Approve the exact argument hash shown on the card. */
-export const ApproveToolMutation = graphql(`
-  mutation ApproveTool($input: DecideAgentToolInput!) {
-    crowdyStudioAgentApproveTool(input: $input) {
-      approvalId
+/** What a decision changes: the approval and its call's status (both keyed, so the cache merges them). */
+const ApprovalDecisionFields = graphql(`
+  fragment ApprovalDecisionFields on AgentApproval @_unmask {
+    approvalId
+    toolCallId
+    status
+    approved
+    rejected
+    studioDecidedAt
+    studioDecisionReason
+    studioToolCall {
       toolCallId
       status
-      approved
-      rejected
-      studioDecidedAt
-      studioDecisionReason
-      studioToolCall {
-        toolCallId
-        status
-        updatedAt
-      }
+      updatedAt
     }
   }
 `);
 
-/** Deny the call, with an optional reason. */
-export const RejectToolMutation = graphql(`
-  mutation RejectTool($input: DecideAgentToolInput!) {
-    crowdyStudioAgentRejectTool(input: $input) {
-      approvalId
-      toolCallId
-      status
-      approved
-      rejected
-      studioDecidedAt
-      studioDecisionReason
-      studioToolCall {
-        toolCallId
-        status
-        updatedAt
+/** Approve the exact argument hash shown on the card. */
+export const ApproveToolMutation = graphql(
+  `
+    mutation ApproveTool($input: DecideAgentToolInput!) {
+      crowdyStudioAgentApproveTool(input: $input) {
+        ...ApprovalDecisionFields
       }
     }
-  }
-`);
+  `,
+  [ApprovalDecisionFields],
+);
+
+/** Deny the call, with an optional reason. */
+export const RejectToolMutation = graphql(
+  `
+    mutation RejectTool($input: DecideAgentToolInput!) {
+      crowdyStudioAgentRejectTool(input: $input) {
+        ...ApprovalDecisionFields
+      }
+    }
+  `,
+  [ApprovalDecisionFields],
+);

@@ -1,7 +1,7 @@
 import type { EventOf } from '../../../graphql/eventFragments.ts';
 import { SafeText } from '../../../ui/SafeText.tsx';
-import { EVENT_LABEL, groupDigits } from '../labels.ts';
-import { RowHeader } from './RowHeader.tsx';
+import { groupDigits } from '../labels.ts';
+import { EventRowHeader } from './RowHeader.tsx';
 
 /** Percent used, computed in BigInt so large limits stay exact. */
 export function percentUsed(consumed: string, limit: string): number {
@@ -17,16 +17,11 @@ export function BudgetRow({ event, href }: { event: EventOf<'AgentBudgetEvent'>;
   const budget = event.budgetSnapshot;
   return (
     <div>
-      <RowHeader
-        label={EVENT_LABEL[event.type]}
-        seq={event.seq}
-        createdAt={event.createdAt}
-        href={href}
-      >
+      <EventRowHeader event={event} href={href}>
         <span>
           paid by <SafeText text={budget.payer} />
         </span>
-      </RowHeader>
+      </EventRowHeader>
       <ul className="mt-1 grid gap-1 text-xs sm:grid-cols-2">
         {budget.dimensions.map((dimension) => {
           const label = `${dimension.name} (${dimension.scope})`;

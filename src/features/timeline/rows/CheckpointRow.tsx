@@ -1,8 +1,7 @@
 import type { EventOf } from '../../../graphql/eventFragments.ts';
 import { Link } from '../../../ui/router.tsx';
 import { SafeText } from '../../../ui/SafeText.tsx';
-import { EVENT_LABEL } from '../labels.ts';
-import { RowHeader } from './RowHeader.tsx';
+import { EventRowHeader } from './RowHeader.tsx';
 
 const REASON: Record<string, string> = {
   AGENT_WRITE: 'before an agent write',
@@ -24,16 +23,11 @@ export function CheckpointRow({
   const files = event.checkpointFiles.length;
   return (
     <div>
-      <RowHeader
-        label={EVENT_LABEL[event.type]}
-        seq={event.seq}
-        createdAt={event.createdAt}
-        href={href}
-      >
+      <EventRowHeader event={event} href={href}>
         <span>
           <SafeText text={REASON[event.checkpointReason] ?? event.checkpointReason} />
         </span>
-      </RowHeader>
+      </EventRowHeader>
       <p className="mt-1 text-sm text-slate-800 dark:text-slate-200">
         Project revision {event.checkpointProjectRevision}, {files} {files === 1 ? 'file' : 'files'}
         , hash{' '}

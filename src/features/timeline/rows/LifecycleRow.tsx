@@ -1,7 +1,6 @@
 import type { EventOf } from '../../../graphql/eventFragments.ts';
 import { SafeText } from '../../../ui/SafeText.tsx';
-import { EVENT_LABEL } from '../labels.ts';
-import { RowHeader } from './RowHeader.tsx';
+import { EventRowHeader } from './RowHeader.tsx';
 
 /** Session, client, mode and context facts: one compact line each. */
 export function LifecycleRow({
@@ -21,18 +20,13 @@ export function LifecycleRow({
     facts.push({ term: 'context', value: event.lifecycleContextVersion });
   if (event.lifecycleReason) facts.push({ term: 'reason', value: event.lifecycleReason });
   return (
-    <RowHeader
-      label={EVENT_LABEL[event.type]}
-      seq={event.seq}
-      createdAt={event.createdAt}
-      href={href}
-    >
+    <EventRowHeader event={event} href={href}>
       {facts.map((fact) => (
         <span key={fact.term}>
           {fact.term}{' '}
           <SafeText text={fact.value} className="font-medium text-slate-800 dark:text-slate-100" />
         </span>
       ))}
-    </RowHeader>
+    </EventRowHeader>
   );
 }

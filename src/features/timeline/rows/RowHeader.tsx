@@ -1,7 +1,8 @@
 import type { ReactNode } from 'react';
+import type { EventType } from '../../../../protocol/events.ts';
 import { CopyButton } from '../../../ui/CopyButton.tsx';
 import { Link } from '../../../ui/router.tsx';
-import { timeOfDay } from '../labels.ts';
+import { EVENT_LABEL, timeOfDay } from '../labels.ts';
 
 export interface RowHeaderProps {
   label: ReactNode;
@@ -32,5 +33,27 @@ export function RowHeader({ label, seq, createdAt, href, children }: RowHeaderPr
         <CopyButton text={absolute} label={`link to event ${seq}`} />
       </span>
     </div>
+  );
+}
+
+/** The header of one event's row, labelled by its type. */
+export function EventRowHeader({
+  event,
+  href,
+  children,
+}: {
+  event: { type: EventType; seq: string; createdAt: string };
+  href: string;
+  children?: ReactNode;
+}) {
+  return (
+    <RowHeader
+      label={EVENT_LABEL[event.type]}
+      seq={event.seq}
+      createdAt={event.createdAt}
+      href={href}
+    >
+      {children}
+    </RowHeader>
   );
 }

@@ -1,8 +1,7 @@
 import type { RunStatus } from '../../../../protocol/events.ts';
 import type { EventOf } from '../../../graphql/eventFragments.ts';
 import { SafeText } from '../../../ui/SafeText.tsx';
-import { EVENT_LABEL } from '../labels.ts';
-import { RowHeader } from './RowHeader.tsx';
+import { EventRowHeader } from './RowHeader.tsx';
 
 const RUN_TONE: Record<RunStatus, string> = {
   QUEUED: 'text-slate-700 dark:text-slate-300',
@@ -22,19 +21,14 @@ export function RunRow({ event, href }: { event: EventOf<'AgentRunEvent'>; href:
   const error = event.runError;
   return (
     <div>
-      <RowHeader
-        label={EVENT_LABEL[event.type]}
-        seq={event.seq}
-        createdAt={event.createdAt}
-        href={href}
-      >
+      <EventRowHeader event={event} href={href}>
         <span className={`font-medium ${RUN_TONE[status]}`}>{status}</span>
         {event.runId ? (
           <span className="font-mono">
             <SafeText text={event.runId} />
           </span>
         ) : null}
-      </RowHeader>
+      </EventRowHeader>
       {event.runCode || event.runReason ? (
         <p className="mt-1 text-sm text-slate-800 dark:text-slate-200">
           {event.runCode ? (

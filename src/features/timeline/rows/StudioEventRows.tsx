@@ -1,18 +1,12 @@
 import type { EventOf } from '../../../graphql/eventFragments.ts';
 import { SafeText } from '../../../ui/SafeText.tsx';
-import { EVENT_LABEL } from '../labels.ts';
-import { RowHeader } from './RowHeader.tsx';
+import { EventRowHeader } from './RowHeader.tsx';
 
 /** A foreign runtime's stage transition. */
 export function StageRow({ event, href }: { event: EventOf<'StudioStageEvent'>; href: string }) {
   return (
     <div>
-      <RowHeader
-        label={EVENT_LABEL[event.type]}
-        seq={event.seq}
-        createdAt={event.createdAt}
-        href={href}
-      >
+      <EventRowHeader event={event} href={href}>
         <span>
           {event.stageFrom ? (
             <>
@@ -24,7 +18,7 @@ export function StageRow({ event, href }: { event: EventOf<'StudioStageEvent'>; 
             className="font-medium text-slate-800 dark:text-slate-100"
           />
         </span>
-      </RowHeader>
+      </EventRowHeader>
       {event.stageDetail ? (
         <p className="mt-1 text-sm text-slate-800 dark:text-slate-200">
           <SafeText text={event.stageDetail} />
@@ -44,17 +38,12 @@ const LEVEL_TONE: Record<string, string> = {
 export function LogRow({ event, href }: { event: EventOf<'StudioLogEvent'>; href: string }) {
   return (
     <div>
-      <RowHeader
-        label={EVENT_LABEL[event.type]}
-        seq={event.seq}
-        createdAt={event.createdAt}
-        href={href}
-      >
+      <EventRowHeader event={event} href={href}>
         <span className={`font-medium ${LEVEL_TONE[event.logLevel.toUpperCase()] ?? ''}`}>
           <SafeText text={event.logLevel} />
         </span>
         {event.logOrigin ? <SafeText text={event.logOrigin} /> : null}
-      </RowHeader>
+      </EventRowHeader>
       <pre className="mt-1 overflow-x-auto text-xs whitespace-pre-wrap break-words text-slate-800 dark:text-slate-200">
         <SafeText text={event.logMessage} />
       </pre>
@@ -108,12 +97,7 @@ export function QuestionText({ event }: { event: EventOf<'StudioQuestionEvent'> 
 /** A subagent thread that started, went idle or ended. */
 export function ThreadRow({ event, href }: { event: EventOf<'StudioThreadEvent'>; href: string }) {
   return (
-    <RowHeader
-      label={EVENT_LABEL[event.type]}
-      seq={event.seq}
-      createdAt={event.createdAt}
-      href={href}
-    >
+    <EventRowHeader event={event} href={href}>
       <span>
         {event.threadAgentName ? <SafeText text={event.threadAgentName} /> : 'thread'}{' '}
         <span className="font-mono">
@@ -124,7 +108,7 @@ export function ThreadRow({ event, href }: { event: EventOf<'StudioThreadEvent'>
           className="font-medium text-slate-800 dark:text-slate-100"
         />
       </span>
-    </RowHeader>
+    </EventRowHeader>
   );
 }
 
@@ -138,18 +122,13 @@ export function ForeignRow({
 }) {
   return (
     <div>
-      <RowHeader
-        label={EVENT_LABEL[event.type]}
-        seq={event.seq}
-        createdAt={event.createdAt}
-        href={href}
-      >
+      <EventRowHeader event={event} href={href}>
         <span>
           <SafeText text={event.foreignSource} />:{' '}
           <SafeText text={event.foreignType} className="font-mono" />
         </span>
         {event.foreignTruncated ? <span>(payload truncated)</span> : null}
-      </RowHeader>
+      </EventRowHeader>
       <pre className="mt-1 max-h-48 overflow-auto rounded bg-slate-100 p-2 text-xs whitespace-pre-wrap break-words text-slate-800 dark:bg-slate-800 dark:text-slate-200">
         <SafeText text={event.foreignPayloadJson} />
       </pre>
