@@ -9,7 +9,7 @@ import type {
 } from '@urql/exchange-graphcache';
 import { EVENT_TYPENAMES } from '../../protocol/events.ts';
 import { LOCAL_APP_ID } from '../../protocol/contract.ts';
-import { pageBounds, pageOfSeq, PAGE_SIZE } from './eventDocuments.ts';
+import { EventPageFields, pageBounds, pageOfSeq, PAGE_SIZE } from './eventDocuments.ts';
 import { graphql } from './graphql.ts';
 import schema from './graphcache-schema.json';
 
@@ -17,19 +17,6 @@ type Key = string;
 type Row = Record<string, unknown>;
 
 const embedded = () => null;
-
-/** Scalars of a page entity; written when a live event opens the page after a cached one. */
-const PageShell = graphql(`
-  fragment PageShell on StudioEventPage {
-    __typename
-    sessionId
-    page
-    size
-    fromSeq
-    throughSeq
-    complete
-  }
-`);
 
 const PageComplete = graphql(`
   fragment PageComplete on StudioEventPage {
@@ -248,7 +235,7 @@ function linkEventsIntoPages(cache: Cache, sessionId: string, events: readonly R
       continue;
     } else {
       const bounds = pageBounds(page);
-      cache.writeFragment(PageShell, {
+      cache.writeFragment(EventPageFields, {
         __typename: 'StudioEventPage',
         sessionId,
         page,
@@ -309,6 +296,61 @@ function opensPageAfterCachedPage(
   const lastKey = prevEvents[prevEvents.length - 1];
   const lastSeq = typeof lastKey === 'string' ? seqOfKey(cache, lastKey) : null;
   return lastSeq !== null && lastSeq + 1n === firstSeq;
+}
+
+/**
+ * The event pages each mounted timeline holds, by session. The sets are the holders' own live
+ * sets (read when a batch is written, never copied). Module state rather than per-client: the
+ * app has one client, and a holder only ever keeps pages cached, never drops one.
+ */
+const heldEventPages = new Map<string, Set<ReadonlySet<string>>>();
+
+/**
+ * Declares that a timeline holds `pages` of a session (a set it keeps current). While anyone
+ * holds a session's pages, writing a live batch unlinks every other cached page of it except the
+ * two newest, so Graphcache's GC frees their events (stack-notes 1.8); a page wanted again is
+ * fetched again. Sessions nobody holds are never trimmed. Returns the release function.
+ */
+export function holdEventPages(sessionId: string, pages: ReadonlySet<string>): () => void {
+  let holds = heldEventPages.get(sessionId);
+  if (!holds) heldEventPages.set(sessionId, (holds = new Set()));
+  holds.add(pages);
+  return () => {
+    holds.delete(pages);
+    if (holds.size === 0 && heldEventPages.get(sessionId) === holds)
+      heldEventPages.delete(sessionId);
+  };
+}
+
+function isHeld(holds: ReadonlySet<ReadonlySet<string>>, page: string): boolean {
+  for (const pages of holds) if (pages.has(page)) return true;
+  return false;
+}
+
+/** Unlinks the session's cached pages that no timeline holds (the two newest always stay). */
+function unlinkUnheldPages(cache: Cache, sessionId: string): void {
+  const holds = heldEventPages.get(sessionId);
+  if (!holds) return;
+  const cached = cache
+    .inspectFields('Query')
+    .filter(
+      (field) =>
+        field.fieldName === 'studioEventPage' &&
+        field.arguments?.sessionId === sessionId &&
+        field.arguments.size === PAGE_SIZE &&
+        typeof field.arguments.page === 'string',
+    );
+  if (cached.length <= 2) return;
+  let newest = 0n;
+  for (const field of cached) {
+    const page = BigInt(field.arguments?.page as string);
+    if (page > newest) newest = page;
+  }
+  for (const field of cached) {
+    const page = field.arguments?.page as string;
+    if (BigInt(page) >= newest - 1n || isHeld(holds, page)) continue;
+    cache.invalidate('Query', 'studioEventPage', field.arguments ?? undefined);
+  }
 }
 
 /** Keeps the session's lastEventSeq and currentClientEpoch moving with the stream. */
@@ -557,6 +599,7 @@ export function makeCacheConfig(): CacheExchangeOpts {
           if (typeof sessionId !== 'string' || events.length === 0) return;
           noteCallProgress(progress, events);
           linkEventsIntoPages(cache, sessionId, events);
+          unlinkUnheldPages(cache, sessionId);
           advanceSession(cache, sessionId, events);
           applyCheckpointEvents(cache, sessionId, events);
         },

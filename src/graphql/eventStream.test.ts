@@ -1,9 +1,18 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ExecutionResult } from '@urql/core';
-import { resumableEventBatches, type FetchHistoryFn, type SubscribeFn } from './eventStream.ts';
+import {
+  MERGE_WINDOW_MS,
+  resumableEventBatches,
+  type FetchHistoryFn,
+  type ResumableEventBatchesOptions,
+  type SubscribeFn,
+} from './eventStream.ts';
 import { logEvents } from '../test/fixtures.ts';
 
-function harness(fetchHistory: FetchHistoryFn = async () => ({ events: [], hasMore: false })) {
+function harness(
+  fetchHistory: FetchHistoryFn = async () => ({ events: [], hasMore: false }),
+  options: ResumableEventBatchesOptions = { mergeWindowMs: 0 },
+) {
   let sink: Parameters<SubscribeFn>[1] | null = null;
   const payloads: { query: string; variables?: unknown }[] = [];
   const subscribe: SubscribeFn = (payload, observer) => {
@@ -21,10 +30,12 @@ function harness(fetchHistory: FetchHistoryFn = async () => ({ events: [], hasMo
     },
     subscribe,
     fetchHistory,
+    options,
   );
-  stream.subscribe({
+  const errors: unknown[] = [];
+  const subscription = stream.subscribe({
     next: (r) => received.push(r),
-    error: () => undefined,
+    error: (error) => errors.push(error),
     complete: () => undefined,
   });
   const send = (from: number, through: number) =>
@@ -44,7 +55,8 @@ function harness(fetchHistory: FetchHistoryFn = async () => ({ events: [], hasMo
         r.data as { studioAgentEventBatches: { events: { seq: string }[] } }
       ).studioAgentEventBatches.events.map((e) => e.seq),
     );
-  return { payloads, send, seqsOf, received };
+  const fail = (error: unknown) => sink?.error(error);
+  return { payloads, send, fail, seqsOf, received, errors, subscription };
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -86,5 +98,66 @@ describe('resumableEventBatches', () => {
     await settle();
     expect(fetchHistory).toHaveBeenCalledWith('s', '4', 200);
     expect(h.seqsOf()).toEqual([['3', '4'], ['5', '6', '7', '8', '9', '10'], ['11']]);
+  });
+});
+
+describe('resumableEventBatches merging', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  const merging = () => {
+    vi.useFakeTimers();
+    return harness(undefined, {});
+  };
+
+  it('passes batches that arrive within one frame on as one write', async () => {
+    const h = merging();
+    h.send(3, 4);
+    h.send(5, 5);
+    h.send(6, 9);
+    await vi.advanceTimersByTimeAsync(MERGE_WINDOW_MS - 1);
+    expect(h.received).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(h.seqsOf()).toEqual([['3', '4', '5', '6', '7', '8', '9']]);
+    const batch = (h.received[0]?.data as { studioAgentEventBatches: Record<string, unknown> })
+      .studioAgentEventBatches;
+    expect([batch.fromSeq, batch.throughSeq]).toEqual(['3', '9']);
+  });
+
+  it('passes a batch on by itself when nothing follows within the window', async () => {
+    const h = merging();
+    h.send(3, 4);
+    await vi.advanceTimersByTimeAsync(MERGE_WINDOW_MS);
+    h.send(5, 6);
+    await vi.advanceTimersByTimeAsync(MERGE_WINDOW_MS);
+    expect(h.seqsOf()).toEqual([
+      ['3', '4'],
+      ['5', '6'],
+    ]);
+  });
+
+  it('resumes after the last event it received, even one still held for merging', async () => {
+    const h = merging();
+    h.send(3, 7);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(h.received).toHaveLength(0);
+    expect(JSON.parse(JSON.stringify(h.payloads[0])).variables.afterSeq).toBe('7');
+  });
+
+  it('passes on what it holds before an error, and nothing after unsubscribing', async () => {
+    const h = merging();
+    h.send(3, 4);
+    h.fail(new Error('socket closed'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(h.seqsOf()).toEqual([['3', '4']]);
+    expect(h.errors).toHaveLength(1);
+
+    const other = merging();
+    other.send(3, 4);
+    await vi.advanceTimersByTimeAsync(0);
+    other.subscription.unsubscribe();
+    await vi.advanceTimersByTimeAsync(MERGE_WINDOW_MS);
+    expect(other.received).toHaveLength(0);
   });
 });

@@ -1,7 +1,7 @@
 import type { ExecutionResult, SubscriptionForwarder, SubscriptionOperation } from '@urql/core';
 import { useMemo, useRef } from 'react';
 import { useSubscription } from 'urql';
-import { EVENT_BATCH_DEFAULT, HISTORY_PAGE_MAX } from '../../protocol/contract.ts';
+import { EVENT_BATCH_DEFAULT, EVENT_BATCH_MAX, HISTORY_PAGE_MAX } from '../../protocol/contract.ts';
 import { EventBatchesSubscription } from './eventDocuments.ts';
 
 type Row = Record<string, unknown>;
@@ -26,6 +26,17 @@ export type FetchHistoryFn = (
 
 const BATCH_FIELD = 'studioAgentEventBatches';
 
+/** How long a batch waits for the ones right behind it (about one frame at 60 Hz). */
+export const MERGE_WINDOW_MS = 16;
+
+/** A merged write is passed on at once when it reaches this many events. */
+const MERGE_MAX_EVENTS = EVENT_BATCH_MAX;
+
+export interface ResumableEventBatchesOptions {
+  /** How long batches are held to be merged into one cache write (0 passes each on by itself). */
+  mergeWindowMs?: number;
+}
+
 /** True when a forwarded request is the event-batch stream (the one the resume logic applies to). */
 export function isEventBatchRequest(request: FetchBody): boolean {
   const variables = request.variables as Row | undefined;
@@ -49,7 +60,10 @@ function seqOf(event: Row): bigint | null {
  * - events at or below the last applied seq are dropped (replays, duplicates);
  * - when an event arrives past a hole, the hole is filled from History first, so nothing after
  *   a gap reaches the cache before the gap itself;
- * - batches are handled one at a time, in arrival order.
+ * - batches are handled one at a time, in arrival order;
+ * - batches that arrive within `mergeWindowMs` of the first one waiting are passed on as one
+ *   (one cache write and one re-read of the pages watching it, not one per server message), and
+ *   anything held is passed on before an error, the stream's end or a result that is no batch.
  *
  * The cursor lives in this closure, outside React state; every subscribe call gets its own.
  */
@@ -57,6 +71,7 @@ export function resumableEventBatches(
   request: FetchBody,
   subscribe: SubscribeFn,
   fetchHistory: FetchHistoryFn,
+  { mergeWindowMs = MERGE_WINDOW_MS }: ResumableEventBatchesOptions = {},
 ): ObservableLike<ExecutionResult> {
   return {
     subscribe(sink) {
@@ -65,6 +80,37 @@ export function resumableEventBatches(
       let lastApplied = BigInt(String(variables.afterSeq));
       let closed = false;
       let queue: Promise<void> = Promise.resolve();
+      /** Events applied but not passed on yet, with the result that brought the first of them. */
+      let held: { result: ExecutionResult; data: Row; batch: Row; events: Row[] } | null = null;
+      let heldTimer: ReturnType<typeof setTimeout> | null = null;
+
+      const release = () => {
+        if (heldTimer !== null) clearTimeout(heldTimer);
+        heldTimer = null;
+        const merged = held;
+        held = null;
+        if (!merged || closed) return;
+        const { result, data, batch, events } = merged;
+        sink.next({
+          ...result,
+          data: {
+            ...data,
+            [BATCH_FIELD]: {
+              ...batch,
+              fromSeq: events[0]?.seq,
+              throughSeq: events[events.length - 1]?.seq,
+              events,
+            },
+          },
+        });
+      };
+
+      const hold = (result: ExecutionResult, data: Row, batch: Row, events: Row[]) => {
+        if (held) held.events.push(...events);
+        else held = { result, data, batch, events };
+        if (mergeWindowMs <= 0 || held.events.length >= MERGE_MAX_EVENTS) release();
+        else heldTimer ??= setTimeout(release, mergeWindowMs);
+      };
 
       const payload = { ...request, query: request.query ?? '' } as FetchBody & { query: string };
       Object.defineProperty(payload, 'variables', {
@@ -98,6 +144,7 @@ export function resumableEventBatches(
         const data = result.data as Row | null | undefined;
         const batch = data?.[BATCH_FIELD] as Row | null | undefined;
         if (!batch || !Array.isArray(batch.events)) {
+          release();
           sink.next(result);
           return;
         }
@@ -123,35 +170,35 @@ export function resumableEventBatches(
         }
         if (events.length === 0) return;
         lastApplied = cursor;
-        sink.next({
-          ...result,
-          data: {
-            ...data,
-            [BATCH_FIELD]: {
-              ...batch,
-              fromSeq: events[0]?.seq,
-              throughSeq: cursor.toString(),
-              events,
-            },
-          },
-        });
+        hold(result, data as Row, batch, events);
       };
 
       const enqueue = (task: () => Promise<void> | void) => {
         queue = queue.then(task).catch((error: unknown) => {
+          release();
           if (!closed) sink.error(error);
         });
       };
 
       const dispose = subscribe(payload, {
         next: (result) => enqueue(() => handle(result)),
-        error: (error) => enqueue(() => (closed ? undefined : sink.error(error))),
-        complete: () => enqueue(() => (closed ? undefined : sink.complete())),
+        error: (error) =>
+          enqueue(() => {
+            release();
+            if (!closed) sink.error(error);
+          }),
+        complete: () =>
+          enqueue(() => {
+            release();
+            if (!closed) sink.complete();
+          }),
       });
 
       return {
         unsubscribe() {
           closed = true;
+          if (heldTimer !== null) clearTimeout(heldTimer);
+          held = null;
           dispose();
         },
       };

@@ -3,9 +3,9 @@
  * the results back. Everything runs in a requestAnimationFrame loop, so each time stamp is that
  * of the frame about to be painted:
  *  - every frame interval (rAF delta) with its wall-clock time;
- *  - the first frame in which each seq's timeline row is in the DOM (rows expose their first
- *    seq in the accessible name, "…, event 123"; folded seqs such as later assistant chunks or
- *    later events of a tool call have no row of their own and are not measured);
+ *  - the first frame in which each seq is the last one a timeline row shows (rows carry it in
+ *    `data-last-seq`, and their first in `data-seq`; a seq folded into a row in the same frame
+ *    as a later one, such as an assistant chunk followed by another, is not measured);
  *  - each time the newest row that is visible inside the timeline's scroller moves on.
  * Wall-clock `Date.now()` is used on both sides (bench and page run on one machine), so a
  * commit time from the bench and a paint time from the page can be subtracted.
@@ -22,7 +22,6 @@ export const WEB_TOKEN_KEY = 'agent-studio:token';
 export function webBenchInitScript(token: string): string {
   return `(() => {
   try { sessionStorage.setItem(${JSON.stringify(WEB_TOKEN_KEY)}, ${JSON.stringify(token)}); } catch {}
-  const LABEL = /, event (\\d+)$/;
   const state = {
     frames: [],
     fresh: [],
@@ -42,10 +41,8 @@ export function webBenchInitScript(token: string): string {
       const rows = feed.children;
       let candidates = null;
       for (let i = 0; i < rows.length; i += 1) {
-        const label = rows[i].getAttribute('aria-label');
-        const match = label ? LABEL.exec(label) : null;
-        if (!match) continue;
-        const seq = Number(match[1]);
+        const seq = Number(rows[i].getAttribute('data-last-seq'));
+        if (!seq) continue;
         if (!state.seen.has(seq)) {
           state.seen.set(seq, now);
           state.fresh.push(seq, now);
@@ -100,7 +97,7 @@ export function webBenchInitScript(token: string): string {
 export interface WebPageSample {
   /** [wall ms, frame interval ms] per frame. */
   frames: number[];
-  /** [seq, wall ms] for each seq whose row first appeared in the DOM. */
+  /** [seq, wall ms] for each seq first seen as the last seq of a row in the DOM. */
   fresh: number[];
   /** [wall ms, seq] each time the newest visible row moved on. */
   newest: number[];

@@ -174,7 +174,9 @@ describe('Timeline', () => {
     expect(await screen.findByText('Hello wor')).toBeTruthy();
     await waitFor(() => expect(test.subscriptions()).toHaveLength(1));
     pushBatch(test, [messageEvent(4, 'ASSISTANT_CHUNK', 'ld', 'm-a')]);
-    const bubble = await screen.findByRole('article', { name: /Assistant message, streaming/ });
+    // Live batches reach the rows at the next frame, not synchronously.
+    expect(await screen.findByText('Hello world')).toBeTruthy();
+    const bubble = screen.getByRole('article', { name: /Assistant message, streaming/ });
     expect(within(bubble).getByText('Hello world')).toBeTruthy();
     pushBatch(test, [messageEvent(5, 'ASSISTANT_MESSAGE', 'Hello world!', 'm-a')]);
     const final = await screen.findByRole('article', { name: 'Assistant message, event 2' });
@@ -276,5 +278,129 @@ describe('Timeline', () => {
       .map((op) => (op.variables as { page: string }).page);
     expect(pages).toEqual(['1', '0']);
     expect(screen.queryByRole('article', { name: /not loaded/ })).toBeNull();
+  });
+});
+
+describe('Timeline following the end', () => {
+  let restoreScrollHeight: () => void = () => undefined;
+  beforeEach(() => {
+    // The scroller's content is its feed, as tall as the virtualizer's total size.
+    const proto = HTMLElement.prototype;
+    const saved = Object.getOwnPropertyDescriptor(proto, 'scrollHeight');
+    Object.defineProperty(proto, 'scrollHeight', {
+      configurable: true,
+      get(this: HTMLElement) {
+        const feed = this.querySelector<HTMLElement>(':scope > [role="feed"]');
+        return Math.max(feed ? parseFloat(feed.style.height) || 0 : 0, this.clientHeight);
+      },
+    });
+    restoreScrollHeight = () => {
+      if (saved) Object.defineProperty(proto, 'scrollHeight', saved);
+      else delete (proto as unknown as Record<string, unknown>).scrollHeight;
+    };
+  });
+  afterEach(() => restoreScrollHeight());
+
+  const region = () => screen.getByRole('region', { name: 'Events, oldest first' });
+  const atEnd = () => {
+    const element = region();
+    return element.scrollTop >= element.scrollHeight - element.clientHeight - 1;
+  };
+  /** Scroll commands land over a few frames; the timeline leaves them alone until then. */
+  const landed = () => act(() => new Promise((resolve) => setTimeout(resolve, 450)));
+
+  function renderLive(events: StudioEvent[]) {
+    const test = makeTestClient((operation) => {
+      const page = Number((operation.variables as { page?: string }).page ?? 0);
+      const byPage = events.filter((event) => Math.floor((Number(event.seq) - 1) / 256) === page);
+      return { data: { studioEventPage: eventPage(page, byPage) } };
+    });
+    const element = (lastEventSeq: string) => (
+      <Provider value={test.client}>
+        <Timeline
+          sessionId={SESSION_ID}
+          lastEventSeq={lastEventSeq}
+          eventHref={(seq) => `/sessions/${SESSION_ID}/events/${seq}`}
+          checkpointsHref={`/sessions/${SESSION_ID}/checkpoints`}
+        />
+      </Provider>
+    );
+    const view = render(element(events[events.length - 1]?.seq ?? '0'));
+    return { test, rerender: (lastEventSeq: string) => view.rerender(element(lastEventSeq)) };
+  }
+
+  it('keeps following when something other than the reader moves the view', async () => {
+    const { test } = renderLive(logEvents(1, 40));
+    await screen.findByText('line 40');
+    await waitFor(() => expect(atEnd()).toBe(true));
+    await waitFor(() => expect(test.subscriptions()).toHaveLength(1));
+    await landed();
+    // A layout shift (no wheel, key, drag or touch) leaves the view far above the end.
+    act(() => {
+      region().scrollTop = 100;
+      fireEvent.scroll(region());
+    });
+    pushBatch(test, logEvents(41, 80));
+    expect(await screen.findByText('line 80')).toBeTruthy();
+    await waitFor(() => expect(atEnd()).toBe(true));
+    expect(screen.queryByRole('button', { name: /new events?/ })).toBeNull();
+  });
+
+  it('stops following when the reader scrolls up, counts new events, and jumps back', async () => {
+    const { test } = renderLive(logEvents(1, 40));
+    await screen.findByText('line 40');
+    await waitFor(() => expect(test.subscriptions()).toHaveLength(1));
+    await landed();
+    const readerTop = region().scrollTop - 300;
+    act(() => {
+      fireEvent.wheel(region(), { deltaY: -300 });
+      region().scrollTop = readerTop;
+      fireEvent.scroll(region());
+    });
+    pushBatch(test, logEvents(41, 45));
+    const jump = await screen.findByRole('button', { name: '5 new events ↓' });
+    expect(region().scrollTop).toBe(readerTop);
+    expect(atEnd()).toBe(false);
+
+    fireEvent.click(jump);
+    expect(await screen.findByText('line 45')).toBeTruthy();
+    await waitFor(() => expect(atEnd()).toBe(true));
+    expect(screen.queryByRole('button', { name: /new events?/ })).toBeNull();
+    await landed();
+    pushBatch(test, logEvents(46, 90));
+    expect(await screen.findByText('line 90')).toBeTruthy();
+    await waitFor(() => expect(atEnd()).toBe(true));
+  });
+
+  it('never shows the page the stream just opened as a gap below the newest events', async () => {
+    const { test, rerender } = renderLive(logEvents(1, 256));
+    await screen.findByText('line 256');
+    await waitFor(() => expect(test.subscriptions()).toHaveLength(1));
+    const gaps: string[] = [];
+    const observer = new MutationObserver(() => {
+      for (const row of document.querySelectorAll('article[aria-label$="not loaded"]'))
+        gaps.push(row.getAttribute('aria-label') ?? '');
+    });
+    observer.observe(document.body, { childList: true, subtree: true });
+    pushBatch(test, logEvents(257, 260));
+    rerender('260');
+    expect(await screen.findByText('line 260')).toBeTruthy();
+    observer.disconnect();
+    expect(gaps).toEqual([]);
+    await waitFor(() => expect(atEnd()).toBe(true));
+  });
+
+  it('marks each row with its first and last seq', async () => {
+    renderTimeline({
+      0: [
+        toolEvent(1, 'TOOL_PROPOSED', pendingCall),
+        logEvent(2),
+        approvalEvent(3, 'APPROVAL_REQUESTED', pendingCall, approval()),
+      ],
+    });
+    const card = await screen.findByRole('article', { name: /Tool call/ });
+    expect([card.dataset.seq, card.dataset.lastSeq]).toEqual(['1', '3']);
+    const log = screen.getByRole('article', { name: 'Log, event 2' });
+    expect([log.dataset.seq, log.dataset.lastSeq]).toEqual(['2', '2']);
   });
 });

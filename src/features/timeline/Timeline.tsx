@@ -1,4 +1,4 @@
-import { useVirtualizer } from '@tanstack/react-virtual';
+import { useVirtualizer, type Virtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { maxSeq } from '../../../protocol/seq.ts';
 import { pageBounds, pageOfSeq } from '../../graphql/eventDocuments.ts';
@@ -12,8 +12,10 @@ import {
   type TimelineFilter,
 } from './filters.ts';
 import { useEventPages, type PagesSnapshot } from './eventPageStore.ts';
+import { pagesInRange, pagesToRelease } from './pagesToRelease.ts';
 import { TimelineToolbar } from './TimelineToolbar.tsx';
 import { rowLabel, TimelineRowView, type RowRenderers } from './TimelineRowView.tsx';
+import { isEditable, useFollowing } from './useFollowing.ts';
 
 export interface TimelineProps extends RowRenderers {
   sessionId: string;
@@ -27,6 +29,9 @@ export interface TimelineProps extends RowRenderers {
 
 /** Pixels a not-yet-loaded event is assumed to take (gap rows keep the scrollbar honest). */
 const GAP_PX_PER_EVENT = 24;
+
+/** Pages with no row within this many screens of the view are released (loading is at one). */
+const RELEASE_SCREENS = 3;
 
 function estimate(row: TimelineRow | undefined): number {
   if (!row) return 56;
@@ -47,10 +52,27 @@ function gapHeight(row: GapRow): number {
   return Math.max(48, events * GAP_PX_PER_EVENT);
 }
 
-function isEditable(target: EventTarget | null): boolean {
-  if (!(target instanceof HTMLElement)) return false;
-  if (target.isContentEditable) return true;
-  return ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName);
+/**
+ * A row's size from its ResizeObserver entry. Without one (the row's ref, on every mount) the
+ * cached or estimated size stands rather than reading offsetHeight, which would force a layout
+ * per mounted row; the observer reports the real size once the row is laid out.
+ */
+function measureRow(
+  element: Element,
+  entry: ResizeObserverEntry | undefined,
+  instance: Virtualizer<HTMLDivElement, Element>,
+): number {
+  if (entry) {
+    // Layout is clean inside the observer's callback, so where borderBoxSize is missing (older
+    // Safari) reading the element costs nothing extra.
+    const box = (entry.borderBoxSize as readonly ResizeObserverSize[] | undefined)?.[0];
+    return box ? Math.round(box.blockSize) : (element as HTMLElement).offsetHeight;
+  }
+  const index = instance.indexFromElement(element);
+  return (
+    instance.itemSizeCache.get(instance.options.getItemKey(index)) ??
+    instance.options.estimateSize(index)
+  );
 }
 
 function newestLoadedSeq(snapshot: PagesSnapshot): string {
@@ -60,6 +82,35 @@ function newestLoadedSeq(snapshot: PagesSnapshot): string {
     if (last) newest = maxSeq(newest, last.seq);
   }
   return newest;
+}
+
+/**
+ * One slot per page up to the newest. When the stream opens a new page its query answers a
+ * frame later; until then the page is left out rather than shown as a page-sized gap below the
+ * newest events, which would put the end a page away from them.
+ */
+function pageSlots(snapshot: PagesSnapshot, newestPage: string): PageSlot[] {
+  const newest = BigInt(newestPage);
+  const out: PageSlot[] = [];
+  for (let page = 0n; page <= newest; page += 1n) {
+    const state = snapshot.pages.get(page.toString());
+    if (
+      page === newest &&
+      page > 0n &&
+      !state?.events &&
+      !state?.error &&
+      snapshot.pages.get((page - 1n).toString())?.events
+    ) {
+      break;
+    }
+    out.push({
+      page: page.toString(),
+      events: state?.events ?? null,
+      loading: state?.fetching ?? false,
+      error: state?.error ?? null,
+    });
+  }
+  return out;
 }
 
 /** Opens the live stream once the newest page is in: from its last event, as an observer. */
@@ -82,8 +133,9 @@ function SessionEventStream({
 /**
  * A session's events, newest at the bottom, virtualized over display rows built from the
  * fixed-size pages loaded so far (unloaded pages are single gap rows that load when scrolled
- * into view). Follows new events while the reader is at the bottom; otherwise the view stays
- * put and a button counts what arrived.
+ * into view; pages far from the view are released again). Follows new events until the reader
+ * scrolls away (useFollowing); then the view stays put and a button counts what arrived and
+ * jumps back. Rows carry `data-seq` and `data-last-seq`: the first and last seq they show.
  */
 export function Timeline(props: TimelineProps) {
   const { sessionId, lastEventSeq, focusSeq = null } = props;
@@ -97,19 +149,7 @@ export function Timeline(props: TimelineProps) {
       store.want(pageOfSeq(focusSeq));
   }, [store, focusSeq, lastSeq]);
 
-  const slots = useMemo(() => {
-    const out: PageSlot[] = [];
-    for (let page = 0n; page <= BigInt(newestPage); page += 1n) {
-      const state = snapshot.pages.get(page.toString());
-      out.push({
-        page: page.toString(),
-        events: state?.events ?? null,
-        loading: state?.fetching ?? false,
-        error: state?.error ?? null,
-      });
-    }
-    return out;
-  }, [snapshot, newestPage]);
+  const slots = useMemo(() => pageSlots(snapshot, newestPage), [snapshot, newestPage]);
 
   const streamFrom = useMemo(() => {
     const newest = snapshot.pages.get(newestPage)?.events;
@@ -126,18 +166,22 @@ export function Timeline(props: TimelineProps) {
   const unloaded = useMemo(() => slots.filter((slot) => !slot.events), [slots]);
 
   const scrollRef = useRef<HTMLDivElement>(null);
-  const virtualizer = useVirtualizer({
+  const virtualizer = useVirtualizer<HTMLDivElement, Element>({
     count: shown.length,
     getScrollElement: () => scrollRef.current,
     estimateSize: (index) => estimate(shown[index]),
     getItemKey: (index) => shown[index]?.key ?? index,
+    measureElement: measureRow,
     anchorTo: 'end',
-    followOnAppend: true,
+    // Following is this component's state (useFollowing), not a distance from the end.
+    followOnAppend: false,
     scrollEndThreshold: 80,
     overscan: 6,
     useFlushSync: false,
   });
   const items = virtualizer.getVirtualItems();
+  const isAtEnd = useCallback(() => virtualizer.isAtEnd(), [virtualizer]);
+  const { following, followingRef, setFollowing } = useFollowing(scrollRef, isAtEnd, !focusSeq);
 
   // Where the view starts: the newest event (anchorTo: 'end' alone does not scroll there), or
   // the linked one. Until then no gap row counts as "in view", or page 0 would load for nothing.
@@ -159,33 +203,60 @@ export function Timeline(props: TimelineProps) {
     if (positionedOnce.current || shown.length === 0 || !newestReady) return;
     if (focusSeq && !linkMissing) return;
     positionedOnce.current = true;
+    setFollowing(true);
     command(() => virtualizer.scrollToEnd());
     settle();
-  }, [shown.length, focusSeq, linkMissing, newestReady, virtualizer, settle, command]);
+  }, [
+    shown.length,
+    focusSeq,
+    linkMissing,
+    newestReady,
+    virtualizer,
+    settle,
+    command,
+    setFollowing,
+  ]);
 
-  // Keep what the reader looks at in place when rows change above it (a gap replaced by its
-  // page, a chunk merged): the virtualizer anchors only when the first or last key changes.
-  // Only rows changing moves the view here, never a scroll, and never while a scroll command
-  // (jump to the end, to a linked event, j/k) is still landing.
+  // After every commit: while following, pin the end (however much arrived below the view);
+  // otherwise keep what the reader looks at in place when rows change above it (a gap replaced
+  // by its page, a page released, a chunk merged), since the virtualizer anchors only when the
+  // first or last key changes. Neither happens while a scroll command (jump to the end, to a
+  // linked event, j/k) is still landing. At most one isAtEnd() per commit: it reads layout.
   const view = useRef<{
     key: string | null;
     start: number;
     offset: number;
-    atEnd: boolean;
     rows: TimelineRow[];
   } | null>(null);
+  // The layout the end was last confirmed or put at: a commit that changed neither the total
+  // size, the viewport nor the offset (a scroll landing where it was sent) needs no new check.
+  const pinnedAt = useRef('');
   useLayoutEffect(() => {
+    const landing = performance.now() <= commandUntil.current;
+    if (followingRef.current) {
+      view.current = null;
+      if (!positionedOnce.current || landing) return;
+      const total = virtualizer.getTotalSize();
+      const viewport = virtualizer.scrollRect?.height ?? 0;
+      if (pinnedAt.current === `${total}:${viewport}:${virtualizer.scrollOffset ?? 0}`) return;
+      if (!virtualizer.isAtEnd(1)) virtualizer.scrollToEnd();
+      pinnedAt.current = `${total}:${viewport}:${Math.max(0, total - viewport)}`;
+      return;
+    }
+    pinnedAt.current = '';
     const previous = view.current;
     const offset = virtualizer.scrollOffset ?? 0;
-    if (previous && previous.rows !== shown && performance.now() > commandUntil.current) {
-      if (previous.atEnd) {
-        if (!virtualizer.isAtEnd()) virtualizer.scrollToEnd();
-      } else if (previous.key !== null && Math.abs(offset - previous.offset) < 1) {
-        const index = shown.findIndex((row) => row.key === previous.key);
-        const item = index >= 0 ? virtualizer.measurementsCache[index] : undefined;
-        if (item && Math.abs(item.start - previous.start) >= 1) {
-          virtualizer.scrollToOffset(previous.offset + item.start - previous.start);
-        }
+    if (
+      previous &&
+      previous.rows !== shown &&
+      !landing &&
+      previous.key !== null &&
+      Math.abs(offset - previous.offset) < 1
+    ) {
+      const index = shown.findIndex((row) => row.key === previous.key);
+      const item = index >= 0 ? virtualizer.measurementsCache[index] : undefined;
+      if (item && Math.abs(item.start - previous.start) >= 1) {
+        virtualizer.scrollToOffset(previous.offset + item.start - previous.start);
       }
     }
     const now = virtualizer.scrollOffset ?? 0;
@@ -196,35 +267,47 @@ export function Timeline(props: TimelineProps) {
       key: first ? String(first.key) : null,
       start: first?.start ?? 0,
       offset: now,
-      atEnd: shown.length > 0 && virtualizer.isAtEnd(),
       rows: shown,
     };
   });
 
-  // A gap row within a screen of the view means its page is wanted now. Positions come from the
-  // scroll element itself, which is current even before the virtualizer hears the scroll event.
+  // A gap row within a screen of the view means its page is wanted now; a page with no row
+  // within RELEASE_SCREENS screens is let go (not while filtering: the search covers what is
+  // loaded), so the rows built per render and the cached events stay bounded however long the
+  // session runs. Positions come from the scroll element itself, which is current even before
+  // the virtualizer hears the scroll event.
+  const filtering = isFiltering(filter);
   const gapIndexes = useMemo(
     () => shown.flatMap((row, index) => (row.kind === 'gap' ? [index] : [])),
     [shown],
   );
   useEffect(() => {
     const element = scrollRef.current;
-    if (!positioned || !element || gapIndexes.length === 0) return;
+    if (!positioned || !element) return;
     const screen = element.clientHeight;
-    const top = element.scrollTop - screen;
-    const bottom = element.scrollTop + 2 * screen;
+    const top = element.scrollTop;
+    const extents = virtualizer.measurementsCache;
     for (const index of gapIndexes) {
-      const item = virtualizer.measurementsCache[index];
+      const item = extents[index];
       const row = shown[index];
-      if (item && row?.kind === 'gap' && item.end >= top && item.start <= bottom)
+      if (item && row?.kind === 'gap' && item.end >= top - screen && item.start <= top + 2 * screen)
         store.want(row.page);
     }
+    if (filtering) return;
+    const near = pagesInRange(
+      shown,
+      extents,
+      top - RELEASE_SCREENS * screen,
+      top + (1 + RELEASE_SCREENS) * screen,
+    );
+    // The linked event's page stays while the address names it (it may still be loading).
+    if (focusSeq && !linkMissing) near.add(pageOfSeq(focusSeq));
+    for (const page of pagesToRelease(store.wantedPages, near, newestPage)) store.release(page);
   });
 
-  // "N new events": counted from the newest seq when the reader left the bottom.
-  const atEnd = shown.length === 0 || virtualizer.isAtEnd();
+  // "N new events": counted from the newest seq when the view stopped following.
   const leftAt = useRef<string | null>(null);
-  if (atEnd) leftAt.current = null;
+  if (following || shown.length === 0) leftAt.current = null;
   else if (leftAt.current === null) leftAt.current = lastSeq;
   const newEvents = leftAt.current === null ? 0 : Number(BigInt(lastSeq) - BigInt(leftAt.current));
 
@@ -238,9 +321,10 @@ export function Timeline(props: TimelineProps) {
       const row = shownRef.current[index];
       if (!row) return;
       setFocusKey(row.key);
+      setFollowing(false);
       command(() => virtualizer.scrollToIndex(index, { align: 'auto' }));
     },
-    [virtualizer, command],
+    [virtualizer, command, setFollowing],
   );
 
   // Move keyboard focus onto the focused row once it is rendered.
@@ -305,12 +389,12 @@ export function Timeline(props: TimelineProps) {
     if (!row) return;
     setHighlightKey(row.key);
     setFocusKey(row.key);
+    setFollowing(false);
     positionedOnce.current = true;
     command(() => virtualizer.scrollToIndex(index, { align: 'center' }));
     settle();
-  }, [focusSeq, shown, virtualizer, settle, command]);
+  }, [focusSeq, shown, virtualizer, settle, command, setFollowing]);
 
-  const filtering = isFiltering(filter);
   const newestLoaded = snapshot.pages.get(newestPage);
 
   return (
@@ -369,6 +453,8 @@ export function Timeline(props: TimelineProps) {
                   ref={virtualizer.measureElement}
                   data-index={item.index}
                   data-row-key={row.key}
+                  data-seq={row.kind === 'gap' ? undefined : row.seq}
+                  data-last-seq={row.kind === 'gap' ? undefined : row.seqs[row.seqs.length - 1]}
                   tabIndex={-1}
                   aria-posinset={item.index + 1}
                   aria-setsize={shown.length}
@@ -412,11 +498,11 @@ export function Timeline(props: TimelineProps) {
             })}
           </div>
         </div>
-        {newEvents > 0 ? (
+        {!following && newEvents > 0 ? (
           <button
             type="button"
             onClick={() => {
-              leftAt.current = null;
+              setFollowing(true);
               command(() => virtualizer.scrollToEnd());
             }}
             className="absolute bottom-4 left-1/2 -translate-x-1/2 rounded-full bg-blue-700 px-4 py-1.5 text-sm font-medium text-white shadow-lg hover:bg-blue-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600"

@@ -1,6 +1,7 @@
 import type { Client } from '@urql/core';
 import { useEffect, useState, useSyncExternalStore } from 'react';
 import { useClient } from 'urql';
+import { holdEventPages } from '../../graphql/cache.ts';
 import { EventPageQuery, PAGE_SIZE } from '../../graphql/eventDocuments.ts';
 import type { StudioEvent } from '../../graphql/eventFragments.ts';
 
@@ -16,22 +17,59 @@ export interface PagesSnapshot {
   pages: ReadonlyMap<string, PageState>;
 }
 
+/** Runs `flush` once, soon; returns a function that cancels it. */
+export type ScheduleFn = (flush: () => void) => () => void;
+
+/** Background tabs get no animation frames; their timelines still catch up this often. */
+const HIDDEN_FLUSH_MS = 100;
+
+/** The next animation frame, or a timer where frames do not run (background tabs, Node). */
+export const nextFrame: ScheduleFn = (flush) => {
+  let done = false;
+  const run = () => {
+    if (done) return;
+    done = true;
+    cancel();
+    flush();
+  };
+  const frame = typeof requestAnimationFrame === 'function' ? requestAnimationFrame(run) : null;
+  const timer = setTimeout(run, HIDDEN_FLUSH_MS);
+  const cancel = () => {
+    done = true;
+    if (frame !== null) cancelAnimationFrame(frame);
+    clearTimeout(timer);
+  };
+  return cancel;
+};
+
+const LOADING: PageState = { events: null, fetching: true, error: null };
+
 /**
  * The pages of one session that the timeline has asked for, each a live cache-first
  * `studioEventPage` query against Graphcache (the only store of the events: this holds the
  * latest result of each query, as urql's hooks do, and nothing else). Pages are asked for when
- * they scroll into view, and stay subscribed so tool-call and approval updates keep flowing.
+ * they scroll into view and released when they are far from it; a wanted page stays subscribed
+ * so tool-call and approval updates keep flowing.
+ *
+ * Results are published at most once per animation frame, however many query results (one per
+ * live batch written) arrived in between: subscribers render once per frame, not per message.
+ * The set of wanted pages is held in the cache (`holdEventPages`), which lets go of the rest.
  */
 export class EventPageStore {
   private readonly wanted = new Set<string>();
   private readonly subscriptions = new Map<string, { unsubscribe(): void }>();
   private snapshot: PagesSnapshot = { pages: new Map() };
+  /** Page states written since the last publication, or null when there are none. */
+  private draft: Map<string, PageState> | null = null;
+  private cancelFlush: (() => void) | null = null;
   private readonly listeners = new Set<() => void>();
   private active = false;
+  private unhold: (() => void) | null = null;
 
   constructor(
     private readonly client: Client,
     readonly sessionId: string,
+    private readonly schedule: ScheduleFn = nextFrame,
   ) {}
 
   getSnapshot = (): PagesSnapshot => this.snapshot;
@@ -41,27 +79,57 @@ export class EventPageStore {
     return () => this.listeners.delete(listener);
   };
 
+  /** The pages asked for and not released (live). */
+  get wantedPages(): ReadonlySet<string> {
+    return this.wanted;
+  }
+
   /** Asks for a page (idempotent); it loads once the store is active. */
   want(page: string): void {
     if (this.wanted.has(page)) return;
     this.wanted.add(page);
-    this.write(page, { events: null, fetching: true, error: null });
+    this.write(page, LOADING);
     if (this.active) this.open(page);
   }
 
-  /** Starts the page queries (mount). */
+  /**
+   * Lets a page go: its query stops, it leaves the snapshot (the timeline shows it as a gap
+   * again) and the cache may drop its events. Wanting it again reloads it.
+   */
+  release(page: string): void {
+    if (!this.wanted.delete(page)) return;
+    this.subscriptions.get(page)?.unsubscribe();
+    this.subscriptions.delete(page);
+    this.change((pages) => pages.delete(page));
+  }
+
+  /** Starts the page queries and holds the wanted pages in the cache (mount). */
   activate(): void {
     if (this.active) return;
     this.active = true;
+    this.unhold = holdEventPages(this.sessionId, this.wanted);
     for (const page of this.wanted) this.open(page);
   }
 
   /** Stops every page query (unmount); the cache keeps the data. */
   deactivate(): void {
     this.active = false;
+    this.unhold?.();
+    this.unhold = null;
     for (const subscription of this.subscriptions.values()) subscription.unsubscribe();
     this.subscriptions.clear();
   }
+
+  /** Publishes pending changes now instead of at the next frame. */
+  flush = (): void => {
+    this.cancelFlush?.();
+    this.cancelFlush = null;
+    const draft = this.draft;
+    if (!draft) return;
+    this.draft = null;
+    this.snapshot = { pages: draft };
+    for (const listener of this.listeners) listener();
+  };
 
   private open(page: string): void {
     if (this.subscriptions.has(page)) return;
@@ -74,7 +142,7 @@ export class EventPageStore {
       .subscribe((result) => {
         const events = result.data?.studioEventPage.events ?? null;
         this.write(page, {
-          events: events ?? this.snapshot.pages.get(page)?.events ?? null,
+          events: events ?? this.current(page)?.events ?? null,
           fetching: !result.data && !result.error,
           error: result.error ? result.error.message : null,
         });
@@ -82,8 +150,12 @@ export class EventPageStore {
     this.subscriptions.set(page, subscription);
   }
 
+  private current(page: string): PageState | undefined {
+    return (this.draft ?? this.snapshot.pages).get(page);
+  }
+
   private write(page: string, state: PageState): void {
-    const previous = this.snapshot.pages.get(page);
+    const previous = this.current(page);
     if (
       previous &&
       previous.events === state.events &&
@@ -92,10 +164,13 @@ export class EventPageStore {
     ) {
       return;
     }
-    const pages = new Map(this.snapshot.pages);
-    pages.set(page, state);
-    this.snapshot = { pages };
-    for (const listener of this.listeners) listener();
+    this.change((pages) => pages.set(page, state));
+  }
+
+  private change(edit: (pages: Map<string, PageState>) => void): void {
+    this.draft ??= new Map(this.snapshot.pages);
+    edit(this.draft);
+    this.cancelFlush ??= this.schedule(this.flush);
   }
 }
 

@@ -1,0 +1,158 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { EVENT_BATCH_DEFAULT } from '../../../protocol/contract.ts';
+import { EventBatchesSubscription } from '../../graphql/eventDocuments.ts';
+import type { StudioEvent } from '../../graphql/eventFragments.ts';
+import { eventPage, logEvents, SESSION_ID } from '../../test/fixtures.ts';
+import { makeTestClient, type TestClient } from '../../test/testClient.ts';
+import { EventPageStore, type ScheduleFn } from './eventPageStore.ts';
+
+/** A frame scheduler the test runs by hand. */
+function manualFrames() {
+  const pending = new Set<() => void>();
+  const schedule: ScheduleFn = (flush) => {
+    pending.add(flush);
+    return () => pending.delete(flush);
+  };
+  return {
+    schedule,
+    count: () => pending.size,
+    run() {
+      const due = [...pending];
+      pending.clear();
+      for (const flush of due) flush();
+    },
+  };
+}
+
+const PAGES: Record<number, StudioEvent[]> = {
+  0: logEvents(1, 256),
+  1: logEvents(257, 512),
+  2: logEvents(513, 768),
+  3: logEvents(769, 770),
+};
+
+function setup() {
+  const test = makeTestClient((operation) => {
+    const page = Number((operation.variables as { page?: string }).page ?? 0);
+    return { data: { studioEventPage: eventPage(page, PAGES[page] ?? []) } };
+  });
+  const frames = manualFrames();
+  const store = new EventPageStore(test.client, SESSION_ID, frames.schedule);
+  let notified = 0;
+  store.subscribe(() => (notified += 1));
+  store.activate();
+  stores.push(store);
+  return { test, frames, store, notified: () => notified };
+}
+
+const stores: EventPageStore[] = [];
+afterEach(() => {
+  for (const store of stores.splice(0)) store.deactivate();
+});
+
+const seqsOf = (store: EventPageStore, page: string) =>
+  store
+    .getSnapshot()
+    .pages.get(page)
+    ?.events?.map((event) => event.seq);
+
+async function loaded(store: EventPageStore, pages: string[]) {
+  await vi.waitFor(() => {
+    store.flush();
+    for (const page of pages) expect(store.getSnapshot().pages.get(page)?.events).toBeTruthy();
+  });
+}
+
+function stream(test: TestClient, afterSeq: string) {
+  const subscription = test.client
+    .subscription(EventBatchesSubscription, {
+      sessionId: SESSION_ID,
+      afterSeq,
+      maxBatch: EVENT_BATCH_DEFAULT,
+    })
+    .subscribe(() => undefined);
+  return {
+    push(from: number, through: number) {
+      const events = logEvents(from, through);
+      test.push('studioAgentEventBatches', {
+        studioAgentEventBatches: {
+          __typename: 'StudioAgentEventBatch',
+          sessionId: SESSION_ID,
+          fromSeq: String(from),
+          throughSeq: String(through),
+          events,
+        },
+      });
+    },
+    stop: () => subscription.unsubscribe(),
+  };
+}
+
+const pageQueries = (test: TestClient, page: string) =>
+  test.operations.filter(
+    (op) => op.kind === 'query' && (op.variables as { page?: string }).page === page,
+  ).length;
+
+describe('EventPageStore', () => {
+  it('tells its subscribers once per frame, however many results arrived in between', async () => {
+    const { test, frames, store, notified } = setup();
+    store.want('3');
+    await loaded(store, ['3']);
+    const before = notified();
+    const live = stream(test, '770');
+    await vi.waitFor(() => expect(test.subscriptions()).toHaveLength(1));
+    live.push(771, 771);
+    live.push(772, 773);
+    live.push(774, 774);
+    // Let the cache re-run the page query after each write.
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(notified()).toBe(before);
+    expect(seqsOf(store, '3')).toEqual(['769', '770']);
+    expect(frames.count()).toBe(1);
+    frames.run();
+    expect(notified()).toBe(before + 1);
+    expect(seqsOf(store, '3')).toEqual(['769', '770', '771', '772', '773', '774']);
+    live.stop();
+  });
+
+  it('releases a page: its query stops, it leaves the snapshot, and the cache lets it go', async () => {
+    const { test, store } = setup();
+    for (const page of ['0', '1', '2', '3']) store.want(page);
+    await loaded(store, ['0', '1', '2', '3']);
+    expect(pageQueries(test, '0')).toBe(1);
+
+    store.release('0');
+    store.flush();
+    expect(store.getSnapshot().pages.has('0')).toBe(false);
+    expect([...store.wantedPages]).toEqual(['1', '2', '3']);
+
+    // Writing a live batch unlinks the pages no timeline holds (page 0), not the held ones.
+    const live = stream(test, '770');
+    await vi.waitFor(() => expect(test.subscriptions()).toHaveLength(1));
+    live.push(771, 771);
+    store.release('1');
+    store.want('1');
+    store.want('0');
+    await loaded(store, ['0', '1']);
+    expect(pageQueries(test, '0')).toBe(2);
+    expect(pageQueries(test, '1')).toBe(1);
+    expect(seqsOf(store, '0')?.length).toBe(256);
+    live.stop();
+  });
+
+  it('keeps every page cached while the session is not held by a timeline', async () => {
+    const { test, store } = setup();
+    for (const page of ['0', '1', '2', '3']) store.want(page);
+    await loaded(store, ['0', '1', '2', '3']);
+    store.release('0');
+    store.deactivate();
+    const live = stream(test, '770');
+    await vi.waitFor(() => expect(test.subscriptions()).toHaveLength(1));
+    live.push(771, 771);
+    store.activate();
+    store.want('0');
+    await loaded(store, ['0']);
+    expect(pageQueries(test, '0')).toBe(1);
+    live.stop();
+  });
+});
