@@ -5,6 +5,7 @@ import { errorCode, makeIdempotencyKey, useSessionControl } from '../../graphql/
 import type { ResultOf } from '../../graphql/graphql.ts';
 import { SafeText } from '../../ui/SafeText.tsx';
 import { AnswerQuestionMutation, QuestionCardQuery } from './documents.ts';
+import { timeOfDay } from '../../ui/timeOfDay.ts';
 
 type Question = NonNullable<ResultOf<typeof QuestionCardQuery>['studioQuestion']>;
 
@@ -18,11 +19,6 @@ const secondary = `${button} border border-slate-300 hover:bg-slate-100 dark:bor
 
 const FENCE_NOTICE =
   'Answering attaches this tab as the session’s controlling client. Other tabs and clients on this session are fenced: their actions are refused until they take control back.';
-
-function timeOf(iso: string): string {
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleTimeString(undefined, { hour12: false });
-}
 
 /**
  * A question from a foreign runtime that is not a tool approval (free text, multiple choice,
@@ -128,7 +124,7 @@ function QuestionView({ question, sessionId }: { question: Question; sessionId: 
         <span className="text-xs text-slate-600 dark:text-slate-400">
           asked at{' '}
           <time dateTime={question.askedAt} title={question.askedAt}>
-            {timeOf(question.askedAt)}
+            {timeOfDay(question.askedAt)}
           </time>
         </span>
       </header>
@@ -147,7 +143,7 @@ function QuestionView({ question, sessionId }: { question: Question; sessionId: 
           {question.answeredAt ? (
             <>
               {' '}
-              at <time dateTime={question.answeredAt}>{timeOf(question.answeredAt)}</time>
+              at <time dateTime={question.answeredAt}>{timeOfDay(question.answeredAt)}</time>
             </>
           ) : null}
           .<AnswerText question={question} />

@@ -45,21 +45,6 @@ export const EVENT_LABEL: Record<EventType, string> = {
   STUDIO_FOREIGN_EVENT: 'Foreign event',
 };
 
-// One formatter for every call: toLocaleTimeString builds a new one each time, and rows format
-// times on every render. h23, because hour12: false reads midnight as "24:00:00" in en-US.
-const TIME_OF_DAY = new Intl.DateTimeFormat(undefined, {
-  hour: '2-digit',
-  minute: '2-digit',
-  second: '2-digit',
-  hourCycle: 'h23',
-});
-
-/** Local wall-clock time of an ISO timestamp, to the second. */
-export function timeOfDay(iso: string): string {
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : TIME_OF_DAY.format(date);
-}
-
 /** Thousands separators for a decimal string, without going through Number. */
 export function groupDigits(value: string): string {
   return value.replace(/\B(?=(\d{3})+(?!\d))/g, ',');

@@ -9,15 +9,9 @@ import { Link } from '../../ui/router.tsx';
 import { countHidden, SafeText } from '../../ui/SafeText.tsx';
 import { ApprovalPrompt, RefusalNotice } from './ApprovalPrompt.tsx';
 import { ToolCallCardQuery, ToolCallRowFragment, ToolDescriptorsQuery } from './documents.ts';
-import {
-  APPROVAL_STATUS,
-  HIGH_RISK,
-  TONE_CLASS,
-  TOOL_CALL_STATUS,
-  timeOf,
-  type Tone,
-} from './labels.ts';
+import { APPROVAL_STATUS, HIGH_RISK, TONE_CLASS, TOOL_CALL_STATUS, type Tone } from './labels.ts';
 import { useApprovalDecision } from './useApprovalDecision.ts';
+import { timeOfDay } from '../../ui/timeOfDay.ts';
 
 type ToolCall = FragmentOf<typeof ToolCallRowFragment>;
 
@@ -260,7 +254,7 @@ export function ToolCallCardView({ data, sessionId }: { data: ToolCall; sessionI
               <span>{step.type}</span>
               <span>{step.status}</span>
               <time dateTime={step.at} title={step.at}>
-                {timeOf(step.at)}
+                {timeOfDay(step.at)}
               </time>
             </li>
           ))}
@@ -292,7 +286,7 @@ function ApprovalOutcome({
       {' '}
       at{' '}
       <time dateTime={decidedAt} title={decidedAt}>
-        {timeOf(decidedAt)}
+        {timeOfDay(decidedAt)}
       </time>
     </>
   ) : null;

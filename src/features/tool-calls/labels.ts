@@ -48,18 +48,3 @@ export const TONE_CLASS: Record<Tone, string> = {
   muted:
     'bg-slate-50 text-slate-600 ring-slate-200 dark:bg-slate-900 dark:text-slate-400 dark:ring-slate-700',
 };
-
-// One formatter for every call: toLocaleTimeString builds a new one each time, and cards format
-// times on every render. h23, because hour12: false reads midnight as "24:00:00" in en-US.
-const TIME_OF_DAY = new Intl.DateTimeFormat(undefined, {
-  hour: '2-digit',
-  minute: '2-digit',
-  second: '2-digit',
-  hourCycle: 'h23',
-});
-
-/** Local wall-clock time of an ISO timestamp (the full value goes in a title/dateTime). */
-export function timeOf(iso: string): string {
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : TIME_OF_DAY.format(date);
-}

@@ -1,6 +1,6 @@
 import type { EventOf } from '../../../graphql/eventFragments.ts';
 import { SafeText } from '../../../ui/SafeText.tsx';
-import { timeOfDay } from '../labels.ts';
+import { timeOfDay } from '../../../ui/timeOfDay.ts';
 import { EventRowHeader } from './RowHeader.tsx';
 
 /** A workspace or play lease: who holds it, for what, until when, and why it ended. */

@@ -2,7 +2,8 @@ import type { ReactNode } from 'react';
 import type { EventType } from '../../../../protocol/events.ts';
 import { CopyButton } from '../../../ui/CopyButton.tsx';
 import { Link } from '../../../ui/router.tsx';
-import { EVENT_LABEL, timeOfDay } from '../labels.ts';
+import { EVENT_LABEL } from '../labels.ts';
+import { timeOfDay } from '../../../ui/timeOfDay.ts';
 
 export interface RowHeaderProps {
   label: ReactNode;
