@@ -7,7 +7,12 @@
  * `POST .../events` ({"events":[...]} -> {data:[sent events with ids]}) with the confirmation
  * rules (400 "does not match any agent.tool_use event" for an unknown id, 400 for a call that is
  * not `ask`, no `session_thread_id` param) and echoes (a subagent's confirmation comes back twice
- * with different ids). Records every request it receives.
+ * with different ids). Threads (session-threads docs): `GET .../threads` (`limit`, `page`,
+ * `statuses[]`; {data, next_page}; the primary thread listed first with `parent_thread_id: null`),
+ * `GET .../threads/{tid}`, the paged `GET .../threads/{tid}/events` (`limit`, `page` only) and the
+ * SSE `GET .../threads/{tid}/stream` (not `/events/stream`, which is a 404). A subagent thread
+ * exists once a `session.thread_created` naming it is in the history; what it emits reaches the
+ * session stream only when the test cross-posts it. Records every request it receives.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,7 +22,15 @@ export type FakeEvent = Record<string, unknown> & { id?: string; type: string };
 
 export interface FakeManagedAgentsOptions {
   apiKey: string;
-  sessions: Record<string, { session: Record<string, unknown>; history: FakeEvent[] }>;
+  sessions: Record<
+    string,
+    {
+      session: Record<string, unknown>;
+      history: FakeEvent[];
+      /** Subagent threads' own histories (the thread is created by its session.thread_created). */
+      threadHistories?: Record<string, FakeEvent[]>;
+    }
+  >;
   /** Page size of the history list (the API caps `limit` at 1000). */
   pageSize?: number;
 }
@@ -27,6 +40,13 @@ interface FakeSessionState {
   history: FakeEvent[];
   streams: Set<ServerResponse>;
   confirmed: Set<string>;
+  threads: Map<string, FakeThreadState>;
+}
+
+interface FakeThreadState {
+  thread: Record<string, unknown>;
+  history: FakeEvent[];
+  streams: Set<ServerResponse>;
 }
 
 export const BETA = 'managed-agents-2026-04-01';
@@ -46,12 +66,17 @@ export class FakeManagedAgentsPeer {
   private constructor(options: FakeManagedAgentsOptions) {
     this.options = options;
     for (const [id, s] of Object.entries(options.sessions)) {
-      this.sessions.set(id, {
+      const state: FakeSessionState = {
         session: s.session,
-        history: [...s.history],
+        history: [],
         streams: new Set(),
         confirmed: new Set(),
-      });
+        threads: new Map(),
+      };
+      this.sessions.set(id, state);
+      this.appendToHistory(id, s.history);
+      for (const [threadId, events] of Object.entries(s.threadHistories ?? {}))
+        this.thread(id, threadId).history.push(...events);
     }
     this.server = createServer((request, response) => {
       void readBody(request).then((body) => {
@@ -77,14 +102,62 @@ export class FakeManagedAgentsPeer {
   emit(sessionId: string, events: FakeEvent[]): void {
     const state = this.state(sessionId);
     for (const event of events) {
-      state.history.push(event);
+      this.record(sessionId, event);
       for (const stream of state.streams) writeSse(stream, event);
     }
   }
 
   /** Events that happen while no stream is open (or that a dropped stream missed): history only. */
   appendToHistory(sessionId: string, events: FakeEvent[]): void {
-    this.state(sessionId).history.push(...events);
+    for (const event of events) this.record(sessionId, event);
+  }
+
+  /**
+   * A subagent thread emits events: appended to its history and written to its open streams;
+   * with `crossPost` the same events (same ids) also reach the session stream and history.
+   */
+  emitThread(
+    sessionId: string,
+    threadId: string,
+    events: FakeEvent[],
+    options: { crossPost?: boolean } = {},
+  ): void {
+    const thread = this.thread(sessionId, threadId);
+    for (const event of events) {
+      thread.history.push(event);
+      for (const stream of thread.streams) writeSse(stream, event);
+    }
+    if (options.crossPost) this.emit(sessionId, events);
+  }
+
+  /** Thread events no open thread stream saw (a dropped stream missed them): thread history only. */
+  appendToThreadHistory(sessionId: string, threadId: string, events: FakeEvent[]): void {
+    this.thread(sessionId, threadId).history.push(...events);
+  }
+
+  /** Ends every open stream of the thread mid-way (the connection is destroyed). */
+  dropThreadStreams(sessionId: string, threadId: string): void {
+    const thread = this.thread(sessionId, threadId);
+    for (const stream of thread.streams) stream.destroy();
+    thread.streams.clear();
+  }
+
+  openThreadStreams(sessionId: string, threadId: string): number {
+    return this.state(sessionId).threads.get(threadId)?.streams.size ?? 0;
+  }
+
+  async waitForThreadStreams(sessionId: string, threadId: string, count: number): Promise<void> {
+    await waitUntil(
+      () => this.openThreadStreams(sessionId, threadId) >= count,
+      5000,
+      `${count} open stream(s) on ${sessionId}/${threadId}`,
+    );
+  }
+
+  /** Requests the fake received for one thread path suffix (e.g. `/stream`). */
+  threadRequests(sessionId: string, threadId: string, suffix: string): RecordedRequest[] {
+    const path = `/v1/sessions/${sessionId}/threads/${threadId}${suffix}`;
+    return this.requests.filter((r) => r.pathname === path);
   }
 
   /** Ends every open stream of the session mid-way (the connection is destroyed, not closed cleanly). */
@@ -150,6 +223,44 @@ export class FakeManagedAgentsPeer {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /** Appends to the session history; thread lifecycle events create and update the thread resource. */
+  private record(sessionId: string, event: FakeEvent): void {
+    this.state(sessionId).history.push(event);
+    const threadId = typeof event.session_thread_id === 'string' ? event.session_thread_id : null;
+    if (!threadId || !event.type.startsWith('session.thread_')) return;
+    const thread = this.thread(sessionId, threadId).thread;
+    if (typeof event.agent_name === 'string') {
+      thread.agent_name = event.agent_name;
+      thread.agent = { ...(thread.agent as object), name: event.agent_name };
+    }
+    const status = event.type.replace(/^session\.thread_(status_)?/, '');
+    if (['running', 'idle', 'rescheduling', 'terminated'].includes(status)) thread.status = status;
+    if (status === 'rescheduled') thread.status = 'rescheduling';
+  }
+
+  private thread(sessionId: string, threadId: string): FakeThreadState {
+    const state = this.state(sessionId);
+    let thread = state.threads.get(threadId);
+    if (!thread) {
+      thread = {
+        thread: {
+          type: 'session_thread',
+          id: threadId,
+          session_id: sessionId,
+          parent_thread_id: `sthr_primary_${sessionId}`,
+          agent: { type: 'agent', name: null },
+          status: 'running',
+          archived_at: null,
+          created_at: '2026-11-30T12:00:00Z',
+        },
+        history: [],
+        streams: new Set(),
+      };
+      state.threads.set(threadId, thread);
+    }
+    return thread;
+  }
+
   private state(sessionId: string): FakeSessionState {
     const state = this.sessions.get(sessionId);
     if (!state) throw new Error(`the fake has no session ${sessionId}`);
@@ -177,6 +288,10 @@ export class FakeManagedAgentsPeer {
         `this endpoint needs the ${BETA} beta`,
       );
 
+    const threadMatch = /^\/v1\/sessions\/([^/]+)\/threads(?:\/([^/]+)(\/events|\/stream)?)?$/.exec(
+      request.pathname,
+    );
+    if (threadMatch) return this.handleThreads(threadMatch, request, response);
     const match = /^\/v1\/sessions\/([^/]+)(\/events(\/stream)?)?$/.exec(request.pathname);
     if (!match) return sendError(response, 404, 'not_found_error', 'no such endpoint');
     const sessionId = decodeURIComponent(match[1] ?? '');
@@ -185,14 +300,49 @@ export class FakeManagedAgentsPeer {
       return sendError(response, 404, 'not_found_error', `session ${sessionId} not found`);
 
     if (!match[2] && request.method === 'GET') return sendJson(response, 200, state.session);
-    if (match[3] && request.method === 'GET') return this.stream(state, request, response);
-    if (match[2] && request.method === 'GET') return this.list(state, request, response);
+    if (match[3] && request.method === 'GET') return this.stream(state.streams, request, response);
+    if (match[2] && request.method === 'GET') return this.list(state.history, request, response);
     if (match[2] && request.method === 'POST')
       return this.post(sessionId, state, request, response);
     return sendError(response, 405, 'invalid_request_error', 'method not allowed');
   }
 
-  private list(state: FakeSessionState, request: RecordedRequest, response: ServerResponse): void {
+  private handleThreads(
+    match: RegExpExecArray,
+    request: RecordedRequest,
+    response: ServerResponse,
+  ): void {
+    const sessionId = decodeURIComponent(match[1] ?? '');
+    const state = this.sessions.get(sessionId);
+    if (!state)
+      return sendError(response, 404, 'not_found_error', `session ${sessionId} not found`);
+    if (request.method !== 'GET')
+      return sendError(response, 405, 'invalid_request_error', 'method not allowed');
+    if (match[2] === undefined) {
+      const statuses = request.query['statuses[]'];
+      const primary: Record<string, unknown> = {
+        type: 'session_thread',
+        id: `sthr_primary_${sessionId}`,
+        session_id: sessionId,
+        parent_thread_id: null,
+        agent: state.session.agent ?? null,
+        status: state.session.status ?? 'running',
+        archived_at: null,
+      };
+      const all = [primary, ...[...state.threads.values()].map((t) => t.thread)].filter(
+        (t) => !statuses || statuses.includes(String(t.status)),
+      );
+      return this.list(all, request, response);
+    }
+    const threadId = decodeURIComponent(match[2]);
+    const thread = state.threads.get(threadId);
+    if (!thread) return sendError(response, 404, 'not_found_error', `thread ${threadId} not found`);
+    if (match[3] === '/events') return this.list(thread.history, request, response);
+    if (match[3] === '/stream') return this.stream(thread.streams, request, response);
+    return sendJson(response, 200, thread.thread);
+  }
+
+  private list(items: unknown[], request: RecordedRequest, response: ServerResponse): void {
     const limit = Math.min(
       Number(request.query.limit?.[0] ?? 1000) || 1000,
       1000,
@@ -205,13 +355,13 @@ export class FakeManagedAgentsPeer {
       if (!parsed) return sendError(response, 400, 'invalid_request_error', 'invalid page cursor');
       offset = Number(parsed[1]);
     }
-    const data = state.history.slice(offset, offset + limit);
-    const next = offset + limit < state.history.length ? `page_${offset + limit}` : null;
+    const data = items.slice(offset, offset + limit);
+    const next = offset + limit < items.length ? `page_${offset + limit}` : null;
     sendJson(response, 200, { data, next_page: next });
   }
 
   private stream(
-    state: FakeSessionState,
+    streams: Set<ServerResponse>,
     request: RecordedRequest,
     response: ServerResponse,
   ): void {
@@ -229,8 +379,8 @@ export class FakeManagedAgentsPeer {
       connection: 'keep-alive',
     });
     response.write(`event: ping\ndata: ${JSON.stringify({ type: 'ping' })}\n\n`);
-    state.streams.add(response);
-    response.on('close', () => state.streams.delete(response));
+    streams.add(response);
+    response.on('close', () => streams.delete(response));
   }
 
   private post(

@@ -75,12 +75,51 @@ export class ManagedAgentsClient {
     page: string | null,
     signal?: AbortSignal,
   ): Promise<EventPage> {
+    return this.listPage(`${this.sessionPath(sessionId)}/events`, page, signal);
+  }
+
+  /** Every page of the history, in order. */
+  async listAllEvents(sessionId: string, signal?: AbortSignal): Promise<ManagedAgentsEvent[]> {
+    return this.listAll(`${this.sessionPath(sessionId)}/events`, signal);
+  }
+
+  /** Every page of `GET /v1/sessions/{id}/threads` (the primary thread, if listed, has `parent_thread_id: null`). */
+  async listAllThreads(
+    sessionId: string,
+    signal?: AbortSignal,
+  ): Promise<Record<string, unknown>[]> {
+    return this.listAll(`${this.sessionPath(sessionId)}/threads`, signal);
+  }
+
+  /** Every page of a thread's history, `GET /v1/sessions/{sid}/threads/{tid}/events` (`limit`, `page` only). */
+  async listAllThreadEvents(
+    sessionId: string,
+    threadId: string,
+    signal?: AbortSignal,
+  ): Promise<ManagedAgentsEvent[]> {
+    return this.listAll(`${this.threadPath(sessionId, threadId)}/events`, signal);
+  }
+
+  /**
+   * Opens a thread's stream, `GET /v1/sessions/{sid}/threads/{tid}/stream` (not `/events/stream`),
+   * with the same framing and rules as openStream.
+   */
+  async openThreadStream(
+    sessionId: string,
+    threadId: string,
+    signal: AbortSignal,
+  ): Promise<AsyncGenerator<ManagedAgentsEvent>> {
+    return this.openSse(`${this.threadPath(sessionId, threadId)}/stream`, signal);
+  }
+
+  private async listPage(
+    path: string,
+    page: string | null,
+    signal?: AbortSignal,
+  ): Promise<EventPage> {
     const query = new URLSearchParams({ limit: String(HISTORY_PAGE_LIMIT) });
     if (page) query.set('page', page);
-    const response = await this.request('GET', `${this.sessionPath(sessionId)}/events`, {
-      signal,
-      query,
-    });
+    const response = await this.request('GET', path, { signal, query });
     const body = (await readJson(response)) as Partial<EventPage>;
     const data = Array.isArray(body.data) ? body.data.filter(isRecord) : [];
     return {
@@ -90,15 +129,14 @@ export class ManagedAgentsClient {
     };
   }
 
-  /** Every page of the history, in order. */
-  async listAllEvents(sessionId: string, signal?: AbortSignal): Promise<ManagedAgentsEvent[]> {
-    const events: ManagedAgentsEvent[] = [];
+  private async listAll(path: string, signal?: AbortSignal): Promise<ManagedAgentsEvent[]> {
+    const items: ManagedAgentsEvent[] = [];
     const seenCursors = new Set<string>();
     let page: string | null = null;
     for (;;) {
-      const result = await this.listEvents(sessionId, page, signal);
-      events.push(...result.data);
-      if (!result.next_page || seenCursors.has(result.next_page)) return events;
+      const result = await this.listPage(path, page, signal);
+      items.push(...result.data);
+      if (!result.next_page || seenCursors.has(result.next_page)) return items;
       seenCursors.add(result.next_page);
       page = result.next_page;
     }
@@ -113,7 +151,14 @@ export class ManagedAgentsClient {
     sessionId: string,
     signal: AbortSignal,
   ): Promise<AsyncGenerator<ManagedAgentsEvent>> {
-    const response = await this.request('GET', `${this.sessionPath(sessionId)}/events/stream`, {
+    return this.openSse(`${this.sessionPath(sessionId)}/events/stream`, signal);
+  }
+
+  private async openSse(
+    path: string,
+    signal: AbortSignal,
+  ): Promise<AsyncGenerator<ManagedAgentsEvent>> {
+    const response = await this.request('GET', path, {
       signal,
       accept: 'text/event-stream',
       timeout: false,
@@ -166,6 +211,10 @@ export class ManagedAgentsClient {
 
   private sessionPath(sessionId: string): string {
     return `/v1/sessions/${encodeURIComponent(sessionId)}`;
+  }
+
+  private threadPath(sessionId: string, threadId: string): string {
+    return `${this.sessionPath(sessionId)}/threads/${encodeURIComponent(threadId)}`;
   }
 
   private async request(

@@ -229,6 +229,40 @@ export class ManagedAgentsMapper {
     ];
   }
 
+  /** Remembers a subagent thread's agent name (from the thread list), for attribution. */
+  noteThreadName(threadId: string, agentName: string): void {
+    if (agentName) this.threadNames.set(threadId, agentName);
+  }
+
+  /**
+   * Maps one event read from a subagent thread's own stream or history. Its tool calls are
+   * attributed to the thread (askedBy "subagent <name>"); what drives the session's run state
+   * (user messages, interrupts, session and thread status) is skipped, because the session stream
+   * carries the condensed copy of it; the subagent's messages become attributed log rows, never
+   * the studio's assistant messages. Returns null for a skipped event (it is not consumed: its
+   * session-stream copy, which may share its id, must still be mapped).
+   */
+  mapThreadEvent(event: ManagedAgentsEvent, threadId: string): EventDraft[] | null {
+    const type = typeof event.type === 'string' ? event.type : '';
+    if (THREAD_SKIPPED_TYPES.has(type) || type.startsWith('session.')) return null;
+    const attributed: ManagedAgentsEvent =
+      typeof event.session_thread_id === 'string' && event.session_thread_id
+        ? event
+        : { ...event, session_thread_id: threadId };
+    if (type === 'agent.message') {
+      const id = eventIdOf(event);
+      return [
+        this.log(
+          id,
+          'info',
+          type,
+          `Subagent ${this.threadLabel(threadId)}: ${blocksText(event.content)}`,
+        ),
+      ];
+    }
+    return this.map(attributed);
+  }
+
   /** Maps one event. Events without an id that are previews (event_start / event_delta) map to nothing. */
   map(event: ManagedAgentsEvent): EventDraft[] {
     const type = typeof event.type === 'string' ? event.type : '';
@@ -1116,6 +1150,9 @@ export function evaluate(event: ManagedAgentsEvent): Verdict {
 }
 
 /** The event's id, or for the id-less user.interrupt the documented fallback type@processed_at. */
+/** Thread-stream events that belong to the session stream's condensed view (see mapThreadEvent). */
+const THREAD_SKIPPED_TYPES = new Set(['user.message', 'user.interrupt', 'user.define_outcome']);
+
 export function eventIdOf(event: ManagedAgentsEvent): string | undefined {
   if (typeof event.id === 'string' && event.id.length > 0) return event.id;
   if (typeof event.processed_at === 'string' && typeof event.type === 'string')

@@ -6,6 +6,13 @@
  * map every event not seen yet, then map the buffered and live stream events. On a drop: back
  * off (500 ms doubling to 10 s), and do it all again, skipping ids already mapped; the engine
  * additionally skips drafts whose foreignId it stored, so a restart re-pages safely.
+ *
+ * Subagent threads: the session stream is only a condensed view (a subagent's `auto` denials and
+ * its calls that need no permission never reach it), so each subagent thread is followed the same
+ * way (its `/threads/{tid}/stream`, then its paged `/threads/{tid}/events`, same backoff). Threads
+ * are found by listing them at every connect and by `session.thread_created`; a thread that
+ * terminates (or is archived) is read once more and then left. One set of seen ids spans the
+ * session and its threads, so a cross-posted event is mapped once.
  */
 import { randomUUID } from 'node:crypto';
 import { ErrorCode } from '../../../protocol/contract.ts';
@@ -72,6 +79,17 @@ interface Follow {
   state: FollowState;
   detail: string | null;
   sessionKnown: boolean;
+  threads: Map<string, ThreadFollow>;
+}
+
+interface ThreadFollow {
+  threadId: string;
+  /** Aborted when the thread terminates or is archived (or the session closes). */
+  abort: AbortController;
+  /** The thread ended: after its stream closes, its history is read once more, then it is left. */
+  ended: boolean;
+  /** Resolves once the thread first caught up with its history (or its first attempt failed). */
+  ready: Promise<void>;
 }
 
 export class ManagedAgentsSource implements Source {
@@ -125,6 +143,7 @@ export class ManagedAgentsSource implements Source {
         state: 'connecting',
         detail: null,
         sessionKnown: false,
+        threads: new Map(),
         mapper: new ManagedAgentsMapper({
           now: () => host.now(),
           secrets: [this.options.apiKey],
@@ -299,6 +318,8 @@ export class ManagedAgentsSource implements Source {
         for (const event of history) this.ingest(follow, event);
         caughtUp = true;
         for (const event of buffered.splice(0)) this.ingest(follow, event);
+        await this.syncThreads(follow, signal);
+        await Promise.all([...follow.threads.values()].map((t) => t.ready));
         this.resumeApprovals(follow);
         attempt = 0;
         this.setFollowState(follow, follow.mapper.sessionClosed ? 'closed' : 'live', null);
@@ -340,8 +361,164 @@ export class ManagedAgentsSource implements Source {
       await sleep(backoffDelay(attempt, this.options.backoff ?? DEFAULT_BACKOFF), signal);
       attempt += 1;
     }
-    if (follow.mapper.sessionClosed) this.setFollowState(follow, 'closed', null);
+    if (follow.mapper.sessionClosed) {
+      for (const thread of follow.threads.values()) this.endThread(follow, thread.threadId);
+      this.setFollowState(follow, 'closed', null);
+    }
     markReady();
+  }
+
+  /**
+   * Lists the session's threads and follows every subagent thread not followed yet (the primary
+   * thread, `parent_thread_id: null`, is the session stream itself). A failed list is logged and
+   * tried again at the next connect; `session.thread_created` still starts follows meanwhile.
+   */
+  private async syncThreads(follow: Follow, signal: AbortSignal): Promise<void> {
+    let threads: Record<string, unknown>[];
+    try {
+      threads = await this.client.listAllThreads(follow.foreignSessionId, signal);
+    } catch (error) {
+      if (signal.aborted) return;
+      this.logger.warn('managed-agents: could not list the session threads', {
+        session: follow.foreignSessionId,
+        error: this.safeMessage(error),
+      });
+      return;
+    }
+    for (const thread of threads) {
+      const threadId = typeof thread.id === 'string' ? thread.id : '';
+      if (!threadId || thread.parent_thread_id === null) continue;
+      const agent = thread.agent;
+      const name =
+        typeof thread.agent_name === 'string'
+          ? thread.agent_name
+          : typeof agent === 'object' && agent !== null
+            ? (agent as Record<string, unknown>).name
+            : undefined;
+      if (typeof name === 'string') follow.mapper.noteThreadName(threadId, name);
+      const ended =
+        thread.status === 'terminated' ||
+        (typeof thread.archived_at === 'string' && thread.archived_at.length > 0);
+      this.startThread(follow, threadId, ended);
+    }
+  }
+
+  /** Starts following a subagent thread (once); an already ended one is only read once. */
+  private startThread(follow: Follow, threadId: string, ended = false): void {
+    if (this.abort.signal.aborted || !SESSION_ID_PATTERN.test(threadId)) return;
+    const known = follow.threads.get(threadId);
+    if (known) {
+      if (ended) this.endThread(follow, threadId);
+      return;
+    }
+    let markReady!: () => void;
+    const thread: ThreadFollow = {
+      threadId,
+      abort: new AbortController(),
+      ended,
+      ready: new Promise<void>((resolve) => (markReady = resolve)),
+    };
+    if (ended) thread.abort.abort();
+    follow.threads.set(threadId, thread);
+    this.loops.push(this.followThread(follow, thread, markReady));
+  }
+
+  private endThread(follow: Follow, threadId: string): void {
+    const thread = follow.threads.get(threadId);
+    if (!thread) return this.startThread(follow, threadId, true);
+    thread.ended = true;
+    thread.abort.abort();
+  }
+
+  /** The session loop's procedure for one thread: stream first, then the paged history, then tail. */
+  private async followThread(
+    follow: Follow,
+    thread: ThreadFollow,
+    markReady: () => void,
+  ): Promise<void> {
+    const signal = AbortSignal.any([this.abort.signal, thread.abort.signal]);
+    const where = { session: follow.foreignSessionId, thread: thread.threadId };
+    let attempt = 0;
+    while (!signal.aborted) {
+      try {
+        const stream = await this.client.openThreadStream(
+          follow.foreignSessionId,
+          thread.threadId,
+          signal,
+        );
+        const buffered: ManagedAgentsEvent[] = [];
+        let caughtUp = false;
+        const pumped = (async () => {
+          for await (const event of stream) {
+            if (caughtUp) this.ingestThread(follow, thread.threadId, event);
+            else buffered.push(event);
+          }
+        })().then(
+          () => null,
+          (error: unknown) => error,
+        );
+        const history = await this.client.listAllThreadEvents(
+          follow.foreignSessionId,
+          thread.threadId,
+          signal,
+        );
+        for (const event of history) this.ingestThread(follow, thread.threadId, event);
+        caughtUp = true;
+        for (const event of buffered.splice(0)) this.ingestThread(follow, thread.threadId, event);
+        attempt = 0;
+        markReady();
+        const streamError = await pumped;
+        if (signal.aborted) break;
+        this.logger.warn('managed-agents: thread stream ended; reconnecting', {
+          ...where,
+          ...(streamError ? { error: this.safeMessage(streamError) } : {}),
+        });
+      } catch (error) {
+        if (signal.aborted) break;
+        markReady();
+        if (error instanceof ManagedAgentsHttpError && error.fatal) {
+          this.logger.error('managed-agents: giving up on a thread', {
+            ...where,
+            status: error.status,
+            error: this.safeMessage(error),
+          });
+          return;
+        }
+        this.logger.warn('managed-agents: thread connection failed; retrying', {
+          ...where,
+          error: this.safeMessage(error),
+        });
+      }
+      await sleep(backoffDelay(attempt, this.options.backoff ?? DEFAULT_BACKOFF), signal);
+      attempt += 1;
+    }
+    if (thread.ended && !this.abort.signal.aborted) {
+      // What the thread wrote between the last read and its end (e.g. its final denial).
+      try {
+        const rest = await this.client.listAllThreadEvents(
+          follow.foreignSessionId,
+          thread.threadId,
+          this.abort.signal,
+        );
+        for (const event of rest) this.ingestThread(follow, thread.threadId, event);
+      } catch (error) {
+        if (!this.abort.signal.aborted)
+          this.logger.warn('managed-agents: could not read an ended thread', {
+            ...where,
+            error: this.safeMessage(error),
+          });
+      }
+    }
+    markReady();
+  }
+
+  private ingestThread(follow: Follow, threadId: string, event: ManagedAgentsEvent): void {
+    const key = eventIdOf(event);
+    if (key && follow.seen.has(key)) return;
+    const drafts = follow.mapper.mapThreadEvent(event, threadId);
+    if (drafts === null) return;
+    if (key) follow.seen.add(key);
+    this.appendNew(follow, drafts);
   }
 
   /** After a (re)connect: approvals that lapsed while the studio was down are requested again. */
@@ -369,6 +546,10 @@ export class ManagedAgentsSource implements Source {
       }
     }
     this.map(follow, event);
+    const threadId = typeof event.session_thread_id === 'string' ? event.session_thread_id : '';
+    if (event.type === 'session.thread_created' && threadId) this.startThread(follow, threadId);
+    else if (event.type === 'session.thread_status_terminated' && threadId)
+      this.endThread(follow, threadId);
   }
 
   private map(follow: Follow, event: ManagedAgentsEvent): void {

@@ -110,6 +110,7 @@ describe('ManagedAgentsSource', () => {
       `GET /v1/sessions/${foreignId}/events/stream?beta=true`,
       `GET /v1/sessions/${foreignId}/events?beta=true&limit=1000`,
       `GET /v1/sessions/${foreignId}/events?beta=true&limit=1000&page=page_3`,
+      `GET /v1/sessions/${foreignId}/threads?beta=true&limit=1000`,
     ]);
     for (const request of peer.requests) {
       expect(request.headers).toMatchObject({
