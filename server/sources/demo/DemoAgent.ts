@@ -400,23 +400,7 @@ export class DemoAgent implements Source {
         { ...base, type: 'TOOL_SUCCEEDED', status: 'SUCCEEDED', resultJson: canonicalJson(result) },
       ]);
     } catch (error) {
-      const e =
-        error instanceof StudioError
-          ? error
-          : new StudioError(ErrorCode.TOOL_FAILED, String(error));
-      this.append(sessionId, [
-        {
-          ...base,
-          type: 'TOOL_FAILED',
-          status: 'FAILED',
-          error: {
-            code: e.code,
-            message: e.message,
-            retryable: e.retryable,
-            remediation: e.remediation,
-          },
-        },
-      ]);
+      this.failTool(sessionId, base, error);
       throw error;
     }
   }
@@ -530,23 +514,36 @@ export class DemoAgent implements Source {
         { ...base, type: 'TOOL_SUCCEEDED', status: 'SUCCEEDED', resultJson: canonicalJson(result) },
       ]);
     } catch (error) {
-      const e =
-        error instanceof StudioError
-          ? error
-          : new StudioError(ErrorCode.TOOL_FAILED, String(error));
-      this.append(sessionId, [
-        {
-          ...base,
-          type: 'TOOL_FAILED',
-          status: 'FAILED',
-          error: { code: e.code, message: e.message, retryable: false, remediation: e.remediation },
-        },
-      ]);
+      const e = this.failTool(sessionId, base, error);
       this.engine.endRun(sessionId, runId, 'RUN_FAILED', e.message, {
         code: e.code,
         message: e.message,
       });
     }
+  }
+
+  /** Records TOOL_FAILED for a server tool that threw; returns the error as a StudioError. */
+  private failTool(
+    sessionId: string,
+    base: { runId: string; toolCallId: string; toolName: string; toolVersion: string },
+    error: unknown,
+  ): StudioError {
+    const e =
+      error instanceof StudioError ? error : new StudioError(ErrorCode.TOOL_FAILED, String(error));
+    this.append(sessionId, [
+      {
+        ...base,
+        type: 'TOOL_FAILED',
+        status: 'FAILED',
+        error: {
+          code: e.code,
+          message: e.message,
+          retryable: e.retryable,
+          remediation: e.remediation,
+        },
+      },
+    ]);
+    return e;
   }
 
   private finishExpired(sessionId: string, runId: string, toolCallId: string): void {
