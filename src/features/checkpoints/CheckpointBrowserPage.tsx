@@ -11,6 +11,19 @@ import { CheckpointQuery, CheckpointsQuery, ProjectQuery } from './documents.ts'
 import { dateTimeOf, formatBytes, REASON_LABEL, shortHash, shortId } from './format.ts';
 import { RestoreFlow, type RenderToolCall } from './RestoreFlow.tsx';
 
+const LIST_COLUMNS = [
+  'From',
+  'To',
+  'Checkpoint',
+  'Reason',
+  'Revision',
+  'Created',
+  'Content hash',
+  'Files',
+  'Markers',
+  'Actions',
+];
+
 type Checkpoint = NonNullable<ResultOf<typeof CheckpointQuery>['studioCheckpoint']>;
 
 /** One side of a comparison: a checkpoint by id, or the project as it is now. */
@@ -107,36 +120,11 @@ export function CheckpointBrowserPage({
             <caption className="sr-only">Checkpoints of this session, newest first</caption>
             <thead>
               <tr className="text-xs text-slate-600 dark:text-slate-400">
-                <th scope="col" className="px-1">
-                  From
-                </th>
-                <th scope="col" className="px-1">
-                  To
-                </th>
-                <th scope="col" className="px-2">
-                  Checkpoint
-                </th>
-                <th scope="col" className="px-2">
-                  Reason
-                </th>
-                <th scope="col" className="px-2">
-                  Revision
-                </th>
-                <th scope="col" className="px-2">
-                  Created
-                </th>
-                <th scope="col" className="px-2">
-                  Content hash
-                </th>
-                <th scope="col" className="px-2">
-                  Files
-                </th>
-                <th scope="col" className="px-2">
-                  Markers
-                </th>
-                <th scope="col" className="px-2">
-                  Actions
-                </th>
+                {LIST_COLUMNS.map((column, index) => (
+                  <th key={column} scope="col" className={index < 2 ? 'px-1' : 'px-2'}>
+                    {column}
+                  </th>
+                ))}
               </tr>
             </thead>
             {project ? (

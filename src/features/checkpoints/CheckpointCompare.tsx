@@ -4,6 +4,8 @@ import type { FileChange, FileComparison } from './compareFiles.ts';
 import { FileDiff } from './FileDiff.tsx';
 import { formatBytes, shortHash } from './format.ts';
 
+const COMPARE_COLUMNS = ['Change', 'Target', 'Path', 'Hash before', 'Hash after', 'Size', 'Diff'];
+
 export const CHANGE_LABEL: Record<FileChange, string> = {
   added: 'Added',
   removed: 'Removed',
@@ -91,27 +93,11 @@ export function ComparisonTable({
           <caption className="sr-only">{caption}</caption>
           <thead>
             <tr>
-              <th scope="col" className="px-2 py-1">
-                Change
-              </th>
-              <th scope="col" className="px-2 py-1">
-                Target
-              </th>
-              <th scope="col" className="px-2 py-1">
-                Path
-              </th>
-              <th scope="col" className="px-2 py-1">
-                Hash before
-              </th>
-              <th scope="col" className="px-2 py-1">
-                Hash after
-              </th>
-              <th scope="col" className="px-2 py-1">
-                Size
-              </th>
-              <th scope="col" className="px-2 py-1">
-                Diff
-              </th>
+              {COMPARE_COLUMNS.map((column) => (
+                <th key={column} scope="col" className="px-2 py-1">
+                  {column}
+                </th>
+              ))}
             </tr>
           </thead>
           <tbody>
