@@ -203,6 +203,8 @@ export function sessionUpdates(engine: Engine, appId: string): Repeater<SessionV
         }
         await new Promise<void>((resolve) => (wake = resolve));
         wake = null;
+        // A live session commits many times a second; one push per frame carries the latest state.
+        if (!stopped) await new Promise<void>((resolve) => setTimeout(resolve, LIVE_COALESCE_MS));
       }
     } finally {
       unlisten();
