@@ -12,7 +12,7 @@ import type WebSocket from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { GraphQLError } from 'graphql';
-import type { ExecutionArgs, ExecutionResult } from 'graphql';
+import type { ExecutionArgs, ExecutionResult, ValidationContext } from 'graphql';
 import { costLimitPlugin } from '@escape.tech/graphql-armor-cost-limit';
 import { maxAliasesPlugin } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
@@ -107,6 +107,12 @@ export function createStudioHttp(options: StudioHttpOptions): {
           nodes: error.nodes,
           extensions: { ...error.extensions, code: 'BAD_USER_INPUT', retryable: false },
         });
+  // Armor throws out of validation by default; reported instead, a rejection is a validation
+  // error that the onValidate hook below gives the contract's code.
+  const reportAsValidation = {
+    propagateOnRejection: false,
+    onReject: [(ctx: ValidationContext | null, error: GraphQLError) => ctx?.reportError(error)],
+  };
   const yoga = createYoga({
     schema,
     graphqlEndpoint: '/graphql',
@@ -118,21 +124,23 @@ export function createStudioHttp(options: StudioHttpOptions): {
     plugins: [
       // What a document may cost, checked while parsing and validating (REQUEST_LIMITS).
       maxTokensPlugin({ n: REQUEST_LIMITS.documentTokens }),
-      maxDepthPlugin({ n: REQUEST_LIMITS.depth, flattenFragments: true }),
-      maxAliasesPlugin({ n: REQUEST_LIMITS.aliases }),
-      maxDirectivesPlugin({ n: REQUEST_LIMITS.directives }),
-      costLimitPlugin({ maxCost: REQUEST_LIMITS.cost }),
+      maxDepthPlugin({ n: REQUEST_LIMITS.depth, flattenFragments: true, ...reportAsValidation }),
+      maxAliasesPlugin({ n: REQUEST_LIMITS.aliases, ...reportAsValidation }),
+      maxDirectivesPlugin({ n: REQUEST_LIMITS.directives, ...reportAsValidation }),
+      costLimitPlugin({ maxCost: REQUEST_LIMITS.cost, ...reportAsValidation }),
       {
         // The limits' rejections are bad input, with the contract's extensions.
-        onValidate: () => ({
-          result,
-          setResult,
-        }: {
-          result: readonly GraphQLError[];
-          setResult: (errors: GraphQLError[]) => void;
-        }) => {
-          if (result.length) setResult(result.map(limitCode));
-        },
+        onValidate:
+          () =>
+          ({
+            result,
+            setResult,
+          }: {
+            result: readonly GraphQLError[];
+            setResult: (errors: GraphQLError[]) => void;
+          }) => {
+            if (result.length) setResult(result.map(limitCode));
+          },
       },
       // Compiled execution (graphql-jit) for queries and mutations over HTTP.
       {

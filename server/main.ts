@@ -64,8 +64,11 @@ async function main(): Promise<void> {
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port must be 0 to 65535, got ${portText}`);
-  const { 'allowed-host': allowedHostFlags, 'allowed-origin': allowedOriginFlags, ...flags } =
-    values;
+  const {
+    'allowed-host': allowedHostFlags,
+    'allowed-origin': allowedOriginFlags,
+    ...flags
+  } = values;
   const sources = makeSourcesFromFlags(flags, process.env);
   const studio = await startStudioServer({
     port,

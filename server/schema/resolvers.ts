@@ -23,6 +23,12 @@ import type { SessionView } from './views.ts';
 import { eventStream, sessionUpdates } from './subscriptions.ts';
 import { toolsForMode } from '../engine/toolRegistry.ts';
 import {
+  chargeEvents,
+  checkArguments,
+  checkEventPage,
+  checkSetModeProject,
+} from './inputLimits.ts';
+import {
   CHECKPOINTS_PAGE_DEFAULT,
   CHECKPOINTS_PAGE_MAX,
   ErrorCode,
@@ -62,9 +68,10 @@ export function toGraphQLError(error: unknown): unknown {
   return error;
 }
 
-function guard(fn: Resolver): Resolver {
+function guard(fn: Resolver, checkArgs = false): Resolver {
   return (parent, args, ctx, info) => {
     try {
+      if (checkArgs) checkArguments(info.fieldName, args);
       const out = fn(parent, args, ctx, info);
       if (out instanceof Promise)
         return out.catch((error: unknown) => {
@@ -127,7 +134,8 @@ const Query: Record<string, Resolver> = {
       hasNextPage,
     };
   },
-  crowdyStudioAgentHistory: (_p, a, { engine }) => {
+  crowdyStudioAgentHistory: (_p, a, ctx) => {
+    const { engine } = ctx;
     const s = engine.requireSession(a.sessionId as string);
     const afterSeq = (a.afterSeq as string | null) ?? '0';
     if (BigInt(afterSeq) > BigInt(s.lastEventSeq))
@@ -137,6 +145,7 @@ const Query: Record<string, Resolver> = {
         { field: 'afterSeq' },
       );
     const first = pageSize(a.first, HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX);
+    chargeEvents(ctx, first);
     const read = readEventViews(engine.store, s.sessionId, BigInt(afterSeq), first + 1);
     const events = read.slice(0, first);
     const hasMore = read.length > first;
@@ -186,18 +195,23 @@ const Query: Record<string, Resolver> = {
       unsupportedReason: support.reason,
     };
   },
-  studioProject: (_p, a, { engine }) => {
-    const p = engine.projectOfSession(a.sessionId as string);
-    return p ? projectView(p) : null;
-  },
+  // One folder scan per request, however many fields (aliases) ask for the same project.
+  studioProject: (_p, a, ctx, info) =>
+    oncePerExecution(ctx, info, `project:${a.sessionId as string}`, () => {
+      const p = ctx.engine.projectOfSession(a.sessionId as string);
+      return p ? projectView(p) : null;
+    }),
   studioCheckpoint: (_p, a, { engine }) => {
     const c = engine.store.getCheckpoint(a.checkpointId as string);
     return c ? checkpointView(c) : null;
   },
-  studioEventPage: (_p, a, { engine }) => {
+  studioEventPage: (_p, a, ctx) => {
+    const { engine } = ctx;
     const s = engine.requireSession(a.sessionId as string);
     const size = pageSize(a.size, EVENT_PAGE_SIZE, 1000, 'size');
     const page = BigInt(a.page as string);
+    checkEventPage(page, size);
+    chargeEvents(ctx, size);
     const from = page * BigInt(size) + 1n;
     const through = from + BigInt(size) - 1n;
     const events = readEventViews(engine.store, s.sessionId, from - 1n, size);
@@ -270,16 +284,17 @@ const Mutation: Record<string, Resolver> = {
       replayAfterSeq: out.replayAfterSeq,
     };
   }),
-  crowdyStudioAgentSetMode: mutation('SetMode', (i, e) =>
-    sessionView(
+  crowdyStudioAgentSetMode: mutation('SetMode', (i, e) => {
+    checkSetModeProject(e, str(i, 'sessionId'), (i.projectId as string | null) ?? null);
+    return sessionView(
       e.setMode({
         sessionId: str(i, 'sessionId'),
         clientEpoch: str(i, 'clientEpoch'),
         mode: i.mode as AgentMode,
         projectId: (i.projectId as string | null) ?? null,
       }),
-    ),
-  ),
+    );
+  }),
   crowdyStudioAgentAcknowledgeEvents: mutation('AcknowledgeEvents', (i, e) =>
     e.acknowledge({
       sessionId: str(i, 'sessionId'),
@@ -411,37 +426,41 @@ function decideInput(i: Input) {
 
 const Subscription = {
   crowdyStudioAgentEvents: {
-    subscribe: guard((_p, a, { engine }) =>
-      eventStream(
-        engine,
-        {
-          sessionId: a.sessionId as string,
-          afterSeq: a.afterSeq as string,
-          clientEpoch: a.clientEpoch as string,
-          maxBatch: null,
-        },
-        false,
-      ),
+    subscribe: guard(
+      (_p, a, { engine }) =>
+        eventStream(
+          engine,
+          {
+            sessionId: a.sessionId as string,
+            afterSeq: a.afterSeq as string,
+            clientEpoch: a.clientEpoch as string,
+            maxBatch: null,
+          },
+          false,
+        ),
+      true,
     ),
     resolve: terminal,
   },
   studioAgentEventBatches: {
-    subscribe: guard((_p, a, { engine }) =>
-      eventStream(
-        engine,
-        {
-          sessionId: a.sessionId as string,
-          afterSeq: a.afterSeq as string,
-          clientEpoch: (a.clientEpoch as string | null) ?? null,
-          maxBatch: (a.maxBatch as number | null) ?? null,
-        },
-        true,
-      ),
+    subscribe: guard(
+      (_p, a, { engine }) =>
+        eventStream(
+          engine,
+          {
+            sessionId: a.sessionId as string,
+            afterSeq: a.afterSeq as string,
+            clientEpoch: (a.clientEpoch as string | null) ?? null,
+            maxBatch: (a.maxBatch as number | null) ?? null,
+          },
+          true,
+        ),
+      true,
     ),
     resolve: terminal,
   },
   studioSessionUpdates: {
-    subscribe: guard((_p, a, { engine }) => sessionUpdates(engine, a.appId as string)),
+    subscribe: guard((_p, a, { engine }) => sessionUpdates(engine, a.appId as string), true),
     resolve: (payload: unknown) => payload,
   },
 };
@@ -529,8 +548,8 @@ const linked = {
   },
 };
 
-function guardAll<T extends Record<string, Resolver>>(map: T): T {
-  return Object.fromEntries(Object.entries(map).map(([k, fn]) => [k, guard(fn)])) as T;
+function guardAll<T extends Record<string, Resolver>>(map: T, checkArgs = false): T {
+  return Object.fromEntries(Object.entries(map).map(([k, fn]) => [k, guard(fn, checkArgs)])) as T;
 }
 
 const byTypename = { __resolveType: (value: Obj) => value.__typename as string };
@@ -539,8 +558,9 @@ export function makeResolvers() {
   return {
     BigInt: BigIntScalar,
     DateTime: DateTimeScalar,
-    Query: guardAll(Query),
-    Mutation: guardAll(Mutation),
+    // Root fields check every argument against inputLimits.ts before they run.
+    Query: guardAll(Query, true),
+    Mutation: guardAll(Mutation, true),
     Subscription,
     CrowdyStudioAgentEvent: byTypename,
     AgentEventBase: byTypename,

@@ -102,11 +102,14 @@ export const MALFORMED_TARGETS: string[] = [
   '*',
 ];
 
-/** `{ studioPendingApprovals { approval { studioToolCall { approval … } } } }` nested to `depth` levels. */
+/**
+ * `{ studioPendingApprovals { approval { studioToolCall { approval … approvalId } } } }`, its leaf
+ * at `depth` (odd) or `depth - 1` (even): the approval ↔ tool call cycle.
+ */
 export function nestedApprovalQuery(depth: number): string {
   let inner = 'approvalId';
-  // Two levels per step: AgentApproval.studioToolCall, then StudioToolCall.approval.
-  for (let level = 2; level + 2 <= depth; level += 2)
+  // Root, approval and the leaf are three levels; each step adds studioToolCall and approval.
+  for (let level = 3; level + 2 <= depth; level += 2)
     inner = `studioToolCall { approval { ${inner} } }`;
   return `{ studioPendingApprovals(appId: "1") { approval { ${inner} } } }`;
 }

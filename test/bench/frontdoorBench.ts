@@ -170,7 +170,9 @@ async function firstSessions(port: number): Promise<{ live: string; project: str
       };
     }
   ).data.crowdyStudioAgentSessions.nodes;
-  const byLength = [...nodes].sort((a, b) => Number(BigInt(b.lastEventSeq) - BigInt(a.lastEventSeq)));
+  const byLength = [...nodes].sort((a, b) =>
+    Number(BigInt(b.lastEventSeq) - BigInt(a.lastEventSeq)),
+  );
   return {
     live: byLength[0]!.sessionId,
     project: nodes.find((n) => n.projectId && n.sessionId !== BENCH_SESSION_ID)!.sessionId,
@@ -189,12 +191,21 @@ async function main(): Promise<void> {
     await stop(s);
   }
   // One session with SEED_EVENTS realistic events, so a page of 1000 is full.
-  const seeder = await startStudioServer({ dataDir, port: 0, quiet: true, staticDir: null, demoStepMs: 0, token: TOKEN, sources: [] });
+  const seeder = await startStudioServer({
+    dataDir,
+    port: 0,
+    quiet: true,
+    staticDir: null,
+    demoStepMs: 0,
+    token: TOKEN,
+    sources: [],
+  });
   const source = new ServerBenchSource();
   await seeder.engine.addSource(source);
   source.openSession();
   const drafts = benchDrafts(() => Date.now());
-  for (let n = 0; n < SEED_EVENTS; n += 500) source.live.append(BENCH_SESSION_ID, take(drafts, 500));
+  for (let n = 0; n < SEED_EVENTS; n += 500)
+    source.live.append(BENCH_SESSION_ID, take(drafts, 500));
   await seeder.close();
   const s0 = await start();
   const sessions = { live: BENCH_SESSION_ID, project: (await firstSessions(s0.port)).project };
@@ -275,9 +286,14 @@ async function main(): Promise<void> {
   });
 
   await attack('cross-origin POST with token (Origin: evil)', async (s) => {
-    const out = await gql(s.port, '{ studioSources { sourceId } }', {}, {
-      origin: 'http://evil.example',
-    });
+    const out = await gql(
+      s.port,
+      '{ studioSources { sourceId } }',
+      {},
+      {
+        origin: 'http://evil.example',
+      },
+    );
     return `${out.status}, ACAO=${out.headers.get('access-control-allow-origin')}, ACAC=${out.headers.get('access-control-allow-credentials')}`;
   });
 
@@ -309,61 +325,78 @@ async function main(): Promise<void> {
     return `${res.status}, ${bytes} B`;
   });
 
-  await attack('bad inputs (1 MB clientInstanceId, page 2^70, projectId ../../../../etc)', async (s) => {
-    const attach = await gql(
-      s.port,
-      'mutation ($i: AttachAgentClientInput!) { crowdyStudioAgentAttachClient(input: $i) { clientEpoch } }',
-      {
-        i: {
-          idempotencyKey: `k-${Date.now()}`,
-          sessionId: sessions.live,
-          clientInstanceId: 'c'.repeat(1024 * 1024),
+  await attack(
+    'bad inputs (1 MB clientInstanceId, page 2^70, projectId ../../../../etc)',
+    async (s) => {
+      const attach = await gql(
+        s.port,
+        'mutation ($i: AttachAgentClientInput!) { crowdyStudioAgentAttachClient(input: $i) { clientEpoch } }',
+        {
+          i: {
+            idempotencyKey: `k-${Date.now()}`,
+            sessionId: sessions.live,
+            clientInstanceId: 'c'.repeat(1024 * 1024),
+          },
         },
-      },
-    );
-    const page = await gql(
-      s.port,
-      `{ studioEventPage(sessionId: ${JSON.stringify(sessions.live)}, page: "1180591620717411303424") { size } }`,
-    );
-    const ok = await gql(
-      s.port,
-      'mutation ($i: AttachAgentClientInput!) { crowdyStudioAgentAttachClient(input: $i) { clientEpoch } }',
-      { i: { idempotencyKey: `k2-${Date.now()}`, sessionId: sessions.live } },
-    );
-    const epoch = (ok.json as { data?: { crowdyStudioAgentAttachClient?: { clientEpoch: string } } })
-      .data?.crowdyStudioAgentAttachClient?.clientEpoch;
-    const mode = await gql(
-      s.port,
-      'mutation ($i: SetAgentModeInput!) { crowdyStudioAgentSetMode(input: $i) { projectId } }',
-      {
-        i: {
-          idempotencyKey: `k3-${Date.now()}`,
-          sessionId: sessions.live,
-          clientEpoch: epoch ?? '1',
-          mode: 'BUILD',
-          projectId: '../../../../etc',
+      );
+      const page = await gql(
+        s.port,
+        `{ studioEventPage(sessionId: ${JSON.stringify(sessions.live)}, page: "1180591620717411303424") { size } }`,
+      );
+      const ok = await gql(
+        s.port,
+        'mutation ($i: AttachAgentClientInput!) { crowdyStudioAgentAttachClient(input: $i) { clientEpoch } }',
+        { i: { idempotencyKey: `k2-${Date.now()}`, sessionId: sessions.live } },
+      );
+      const epoch = (
+        ok.json as { data?: { crowdyStudioAgentAttachClient?: { clientEpoch: string } } }
+      ).data?.crowdyStudioAgentAttachClient?.clientEpoch;
+      const mode = await gql(
+        s.port,
+        'mutation ($i: SetAgentModeInput!) { crowdyStudioAgentSetMode(input: $i) { projectId } }',
+        {
+          i: {
+            idempotencyKey: `k3-${Date.now()}`,
+            sessionId: sessions.live,
+            clientEpoch: epoch ?? '1',
+            mode: 'BUILD',
+            projectId: '../../../../etc',
+          },
         },
-      },
-    );
-    return [
-      `attach: ${summary(attach.json)}`,
-      `page: ${summary(page.json)}`,
-      `setMode: ${summary(mode.json)} ${JSON.stringify((mode.json as { data?: unknown }).data ?? null).slice(0, 60)}`,
-    ].join(' | ');
-  });
+      );
+      return [
+        `attach: ${summary(attach.json)}`,
+        `page: ${summary(page.json)}`,
+        `setMode: ${summary(mode.json)} ${JSON.stringify((mode.json as { data?: unknown }).data ?? null).slice(0, 60)}`,
+      ].join(' | ');
+    },
+  );
 
   const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   process.stdout.write(
     `\nstart to listening: ${startups.map((x) => fmt(x.ms)).join(' / ')} ms (mean ${fmt(avg(startups.map((x) => x.ms)))}); RSS at listening ${startups.map((x) => fmt(x.rss)).join(' / ')} MiB\n\n`,
   );
-  const header = ['attack', 'answer', 'ms', 'peak RSS MiB', `healthz max ms (target ${HEALTH_TARGET_MS})`, 'alive'];
+  const header = [
+    'attack',
+    'answer',
+    'ms',
+    'peak RSS MiB',
+    `healthz max ms (target ${HEALTH_TARGET_MS})`,
+    'alive',
+  ];
   for (const row of [header, ...rows]) process.stdout.write(row.join(' | ') + '\n');
-  process.stdout.write(`\nuptime: ${execSync('uptime').toString().trim()}; loadavg ${loadavg().map((x) => x.toFixed(2)).join(' ')}\n`);
+  process.stdout.write(
+    `\nuptime: ${execSync('uptime').toString().trim()}; loadavg ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}\n`,
+  );
   rmSync(dataDir, { recursive: true, force: true });
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.stderr.write(
+    `${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
   rmSync(dataDir, { recursive: true, force: true });
   process.exit(1);
 });
