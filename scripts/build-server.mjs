@@ -3,9 +3,10 @@
 // node_modules as they are (better-sqlite3 is native), so `npm ci --omit=dev` is all a built
 // tree needs. The bundle sits one folder below the package root, like server/*.ts, so its
 // `new URL('../schema.graphql', import.meta.url)` and '../dist' resolve the same.
+import { writeFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
-await build({
+const result = await build({
   entryPoints: [new URL('../server/main.ts', import.meta.url).pathname],
   outfile: new URL('../build/server.js', import.meta.url).pathname,
   bundle: true,
@@ -16,4 +17,10 @@ await build({
   sourcemap: 'linked',
   legalComments: 'none',
   logLevel: 'warning',
+  metafile: true,
 });
+// What the bundle imports (test/e2e/compiledServer.test.ts checks they are runtime dependencies).
+writeFileSync(
+  new URL('../build/meta.json', import.meta.url),
+  JSON.stringify(result.metafile, null, 1),
+);

@@ -86,6 +86,29 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
+/** Bytes of a refused body read and dropped so the client sees the 413 instead of a reset. */
+const DRAIN_LIMIT_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Reads the rest of a refused body and throws it away (nothing is kept), so the 413 arrives after
+ * the client finished sending instead of as a reset under it. Resolves false (socket closed) past
+ * DRAIN_LIMIT_BYTES.
+ */
+function drain(req: IncomingMessage): Promise<boolean> {
+  return new Promise((resolve) => {
+    let drained = 0;
+    req.on('data', (chunk: Buffer) => {
+      drained += chunk.length;
+      if (drained <= DRAIN_LIMIT_BYTES) return;
+      req.socket.destroy();
+      resolve(false);
+    });
+    req.once('end', () => resolve(true));
+    req.once('close', () => resolve(req.complete));
+    req.resume();
+  });
+}
+
 export function createStudioHttp(options: StudioHttpOptions): {
   server: Server;
   close(): Promise<void>;
@@ -234,6 +257,7 @@ export function createStudioHttp(options: StudioHttpOptions): {
           );
         } catch (error) {
           if (!(error instanceof BodyTooLarge)) throw error;
+          if (!(await drain(req))) return;
           refuse(
             res,
             413,
