@@ -6,7 +6,7 @@
  * printed, never an exit code.
  *
  * Env: FRONTDOOR_ROOT (the checkout to run, default this one), FRONTDOOR_CMD (how to start its
- * server, default `node build/server/main.js`; for the code before issue 7:
+ * server, default `node build/server.js`; for the code before issue 7:
  * `node --import tsx server/main.ts`).
  */
 import { spawn } from 'node:child_process';
@@ -31,7 +31,7 @@ import { startStudioServer } from '../../server/app.ts';
 import { BENCH_SESSION_ID, ServerBenchSource, benchDrafts, take } from './serverBenchDrafts.ts';
 
 const ROOT = process.env.FRONTDOOR_ROOT ?? new URL('../..', import.meta.url).pathname;
-const CMD = (process.env.FRONTDOOR_CMD ?? 'node build/server/main.js').split(' ');
+const CMD = (process.env.FRONTDOOR_CMD ?? 'node build/server.js').split(' ');
 const TOKEN = 'bench-frontdoor-token-0123456789';
 const HEALTH_TARGET_MS = 100;
 const SEED_EVENTS = Number(process.env.FRONTDOOR_EVENTS ?? 2_000);
@@ -101,7 +101,7 @@ async function gql(
     body: JSON.stringify({ query, variables }),
   });
   const text = await res.text();
-  let json: unknown = null;
+  let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
