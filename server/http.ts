@@ -364,10 +364,14 @@ export function createStudioHttp(options: StudioHttpOptions): {
       wss.handleUpgrade(req, socket, head, (ws) => {
         // Until connection_init is accepted a frame may carry little more than a token.
         setFrameLimit(ws, REQUEST_LIMITS.wsFrameBytesBeforeAck);
-        ws.on('error', (error) =>
-          logger.warn('WebSocket closed on a protocol error', { error: error.message }),
-        );
+        const onError = (error: Error) =>
+          logger.warn('WebSocket closed on a protocol error', { error: error.message });
+        ws.on('error', onError);
         wss.emit('connection', ws, req);
+        // ws has already closed the socket (1009 for an oversized frame); graphql-ws's own
+        // listener would only print the error to stderr, once per socket an attacker opens.
+        for (const listener of ws.listeners('error'))
+          if (listener !== onError) ws.off('error', listener as (error: Error) => void);
       });
     } catch (error) {
       logger.error('WebSocket upgrade failed', {

@@ -7,6 +7,7 @@
 import { connect } from 'node:net';
 import { request } from 'node:http';
 import { performance } from 'node:perf_hooks';
+import { Worker } from 'node:worker_threads';
 
 export interface RawResponse {
   status: number;
@@ -172,6 +173,51 @@ export function probeHealth(port: number, host = '127.0.0.1'): HealthProbe {
       running = false;
       await loop;
       return { answered: latencies.length, failed, maxMs: Math.max(0, ...latencies), latencies };
+    },
+  };
+}
+
+/** The probe loop as plain JavaScript, for a worker thread (the attacker's own work cannot delay it). */
+const PROBE_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { request } = require('node:http');
+const { performance } = require('node:perf_hooks');
+let running = true;
+const latencies = [];
+let failed = 0;
+parentPort.on('message', () => { running = false; });
+const once = () => new Promise((resolve) => {
+  const started = performance.now();
+  const req = request({ host: workerData.host, port: workerData.port, path: '/healthz', agent: false, timeout: 30000 }, (res) => {
+    res.resume();
+    res.on('end', () => { if (res.statusCode === 200) latencies.push(performance.now() - started); else failed++; resolve(); });
+  });
+  req.on('error', () => { failed++; resolve(); });
+  req.on('timeout', () => req.destroy());
+  req.end();
+});
+(async () => {
+  while (running) { await once(); await new Promise((r) => setTimeout(r, 5)); }
+  parentPort.postMessage({ answered: latencies.length, failed, maxMs: Math.max(0, ...latencies), latencies });
+})();
+`;
+
+/**
+ * probeHealth in a worker thread: its latencies measure the server alone, even while the calling
+ * thread builds and sends a 50 MB frame.
+ */
+export function probeHealthInWorker(port: number, host = '127.0.0.1'): HealthProbe {
+  const worker = new Worker(PROBE_WORKER, { eval: true, workerData: { port, host } });
+  const result = new Promise<Awaited<ReturnType<HealthProbe['stop']>>>((resolve, reject) => {
+    worker.once('message', (value) => resolve(value as never));
+    worker.once('error', reject);
+  });
+  return {
+    stop: async () => {
+      worker.postMessage('stop');
+      const out = await result;
+      await worker.terminate();
+      return out;
     },
   };
 }

@@ -22,7 +22,7 @@ import {
   aliasedQuery,
   eventPageField,
   nestedApprovalQuery,
-  probeHealth,
+  probeHealthInWorker,
   projectField,
   rawGet,
   rawRequest,
@@ -131,7 +131,7 @@ async function attack(
     // Let the start settle (demo seeding, first scans) before measuring.
     await new Promise((r) => setTimeout(r, 500));
     const before = memory(s.child.pid!);
-    const probe = probeHealth(s.port);
+    const probe = probeHealthInWorker(s.port);
     const t0 = performance.now();
     let outcome: string;
     try {
@@ -144,7 +144,7 @@ async function attack(
     const after = alive(s) ? memory(s.child.pid!) : null;
     rows.push([
       name,
-      outcome.slice(0, 110),
+      outcome.slice(0, 260),
       fmt(ms),
       after ? `+${fmt(after.hwmMiB - before.rssMiB)}` : '-',
       `${fmt(health.maxMs)}${health.failed ? ` (${health.failed} failed)` : ''}`,
@@ -326,7 +326,7 @@ async function main(): Promise<void> {
   });
 
   await attack(
-    'bad inputs (1 MB clientInstanceId, page 2^70, projectId ../../../../etc)',
+    'bad inputs (200 KB clientInstanceId, page 2^70, projectId ../../../../etc)',
     async (s) => {
       const attach = await gql(
         s.port,
@@ -335,7 +335,7 @@ async function main(): Promise<void> {
           i: {
             idempotencyKey: `k-${Date.now()}`,
             sessionId: sessions.live,
-            clientInstanceId: 'c'.repeat(1024 * 1024),
+            clientInstanceId: 'c'.repeat(200_000),
           },
         },
       );
