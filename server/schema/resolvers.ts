@@ -426,41 +426,37 @@ function decideInput(i: Input) {
 
 const Subscription = {
   crowdyStudioAgentEvents: {
-    subscribe: guard(
-      (_p, a, { engine }) =>
-        eventStream(
-          engine,
-          {
-            sessionId: a.sessionId as string,
-            afterSeq: a.afterSeq as string,
-            clientEpoch: a.clientEpoch as string,
-            maxBatch: null,
-          },
-          false,
-        ),
-      true,
+    subscribe: guard((_p, a, { engine }) =>
+      eventStream(
+        engine,
+        {
+          sessionId: a.sessionId as string,
+          afterSeq: a.afterSeq as string,
+          clientEpoch: a.clientEpoch as string,
+          maxBatch: null,
+        },
+        false,
+      ),
     ),
     resolve: terminal,
   },
   studioAgentEventBatches: {
-    subscribe: guard(
-      (_p, a, { engine }) =>
-        eventStream(
-          engine,
-          {
-            sessionId: a.sessionId as string,
-            afterSeq: a.afterSeq as string,
-            clientEpoch: (a.clientEpoch as string | null) ?? null,
-            maxBatch: (a.maxBatch as number | null) ?? null,
-          },
-          true,
-        ),
-      true,
+    subscribe: guard((_p, a, { engine }) =>
+      eventStream(
+        engine,
+        {
+          sessionId: a.sessionId as string,
+          afterSeq: a.afterSeq as string,
+          clientEpoch: (a.clientEpoch as string | null) ?? null,
+          maxBatch: (a.maxBatch as number | null) ?? null,
+        },
+        true,
+      ),
     ),
     resolve: terminal,
   },
   studioSessionUpdates: {
-    subscribe: guard((_p, a, { engine }) => sessionUpdates(engine, a.appId as string), true),
+    subscribe: guard((_p, a, { engine }) => sessionUpdates(engine, a.appId as string)),
     resolve: (payload: unknown) => payload,
   },
 };
@@ -561,7 +557,12 @@ export function makeResolvers() {
     // Root fields check every argument against inputLimits.ts before they run.
     Query: guardAll(Query, true),
     Mutation: guardAll(Mutation, true),
-    Subscription,
+    Subscription: Object.fromEntries(
+      Object.entries(Subscription).map(([name, field]) => [
+        name,
+        { ...field, subscribe: guard(field.subscribe as Resolver, true) },
+      ]),
+    ),
     CrowdyStudioAgentEvent: byTypename,
     AgentEventBase: byTypename,
     ...Object.fromEntries(
