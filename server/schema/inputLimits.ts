@@ -126,20 +126,21 @@ export function checkEventPage(page: bigint, size: number): void {
     throw bad('page', `page ${page} of size ${size} is past the largest 64-bit seq.`);
 }
 
-const eventBudgets = new WeakMap<object, number>();
+const rowBudgets = new WeakMap<object, number>();
 
 /**
- * Charges `events` against the request's budget (REQUEST_LIMITS.eventsPerRequest): many page
- * fields in one document are refused as a whole instead of being read and serialised.
+ * Charges `rows` against the request's budget (REQUEST_LIMITS.rowsPerRequest): many list fields
+ * in one document (aliases of one page field, say) are refused as a whole instead of being read
+ * and serialised.
  */
-export function chargeEvents(context: object, events: number): void {
-  const used = (eventBudgets.get(context) ?? 0) + events;
-  if (used > REQUEST_LIMITS.eventsPerRequest)
+export function chargeRows(context: object, rows: number, field: string): void {
+  const used = (rowBudgets.get(context) ?? 0) + rows;
+  if (used > REQUEST_LIMITS.rowsPerRequest)
     throw bad(
-      'size',
-      `This request asks for more than ${REQUEST_LIMITS.eventsPerRequest} events; ask for fewer pages at once.`,
+      field,
+      `This request reads more than ${REQUEST_LIMITS.rowsPerRequest} rows (events, sessions, checkpoints and their files, approvals); ask for fewer or smaller pages at once.`,
     );
-  eventBudgets.set(context, used);
+  rowBudgets.set(context, used);
 }
 
 /** crowdyStudioAgentSetMode: a projectId must be the session's own project (projects never move). */

@@ -22,12 +22,7 @@ import {
 import type { SessionView } from './views.ts';
 import { eventStream, sessionUpdates } from './subscriptions.ts';
 import { toolsForMode } from '../engine/toolRegistry.ts';
-import {
-  chargeEvents,
-  checkArguments,
-  checkEventPage,
-  checkSetModeProject,
-} from './inputLimits.ts';
+import { chargeRows, checkArguments, checkEventPage, checkSetModeProject } from './inputLimits.ts';
 import {
   CHECKPOINTS_PAGE_DEFAULT,
   CHECKPOINTS_PAGE_MAX,
@@ -118,9 +113,11 @@ function terminal<T>(payload: T): T {
 
 const Query: Record<string, Resolver> = {
   crowdyStudioAgentSession: (_p, a, { engine }) => session(engine, a.sessionId as string),
-  crowdyStudioAgentSessions: (_p, a, { engine }) => {
+  crowdyStudioAgentSessions: (_p, a, ctx) => {
+    const { engine } = ctx;
     engine.requireApp(a.appId as string);
     const first = pageSize(a.first, SESSIONS_PAGE_DEFAULT, SESSIONS_PAGE_MAX);
+    chargeRows(ctx, first, 'first');
     const rows = engine.store.listSessions(a.appId as string, orderCursor(a.after), first + 1);
     const page = rows.slice(0, first);
     const edges = page.map((r) => ({ cursor: String(r.order), node: sessionView(r.record) }));
@@ -145,7 +142,7 @@ const Query: Record<string, Resolver> = {
         { field: 'afterSeq' },
       );
     const first = pageSize(a.first, HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX);
-    chargeEvents(ctx, first);
+    chargeRows(ctx, first, 'first');
     const read = readEventViews(engine.store, s.sessionId, BigInt(afterSeq), first + 1);
     const events = read.slice(0, first);
     const hasMore = read.length > first;
@@ -175,13 +172,19 @@ const Query: Record<string, Resolver> = {
       }
     );
   },
-  studioCheckpoints: (_p, a, { engine }) => {
+  studioCheckpoints: (_p, a, ctx) => {
+    const { engine } = ctx;
     const s = engine.requireSession(a.sessionId as string);
     const support = engine.checkpointsSupported(s.sessionId);
     const first = pageSize(a.first, CHECKPOINTS_PAGE_DEFAULT, CHECKPOINTS_PAGE_MAX);
     const rows = support.supported
       ? engine.store.listCheckpoints(s.sessionId, orderCursor(a.after), first + 1)
       : [];
+    chargeRows(
+      ctx,
+      rows.reduce((n, r) => n + 1 + r.record.files.length, 0),
+      'first',
+    );
     const edges = rows
       .slice(0, first)
       .map((r) => ({ cursor: String(r.order), node: checkpointView(r.record) }));
@@ -211,7 +214,7 @@ const Query: Record<string, Resolver> = {
     const size = pageSize(a.size, EVENT_PAGE_SIZE, 1000, 'size');
     const page = BigInt(a.page as string);
     checkEventPage(page, size);
-    chargeEvents(ctx, size);
+    chargeRows(ctx, size, 'size');
     const from = page * BigInt(size) + 1n;
     const through = from + BigInt(size) - 1n;
     const events = readEventViews(engine.store, s.sessionId, from - 1n, size);
@@ -225,19 +228,21 @@ const Query: Record<string, Resolver> = {
       complete: BigInt(s.lastEventSeq) >= through,
     };
   },
-  studioPendingApprovals: (_p, a, { engine }) => {
+  studioPendingApprovals: (_p, a, ctx) => {
+    const { engine } = ctx;
     engine.requireApp(a.appId as string);
     const now = engine.now();
-    return engine.store
+    const pending = engine.store
       .listPendingApprovals(null)
-      .filter((ap) => Date.parse(ap.expiresAt) > now)
-      .flatMap((ap) => {
-        const s = engine.store.getSession(ap.sessionId);
-        const call = engine.store.getToolCall(ap.toolCallId);
-        return s && call
-          ? [{ session: sessionView(s), toolCall: toolCallView(call), approval: approvalView(ap) }]
-          : [];
-      });
+      .filter((ap) => Date.parse(ap.expiresAt) > now);
+    chargeRows(ctx, pending.length, 'appId');
+    return pending.flatMap((ap) => {
+      const s = engine.store.getSession(ap.sessionId);
+      const call = engine.store.getToolCall(ap.toolCallId);
+      return s && call
+        ? [{ session: sessionView(s), toolCall: toolCallView(call), approval: approvalView(ap) }]
+        : [];
+    });
   },
   studioSources: (_p, _a, { engine }) => engine.sourceList(),
   studioToolCall: (_p, a, { engine }) => {
