@@ -129,6 +129,8 @@ export const projectField = (sessionId: string) =>
   `studioProject(sessionId: ${JSON.stringify(sessionId)}) { contentHash }`;
 
 export interface HealthProbe {
+  /** Resolves once the probe has answered once (warm), where the probe supports it. */
+  ready?: Promise<void>;
   /** Stops probing and resolves with every answered probe's latency (ms) and failures. */
   stop(): Promise<{ answered: number; failed: number; maxMs: number; latencies: number[] }>;
 }
@@ -197,6 +199,11 @@ const once = () => new Promise((resolve) => {
   req.end();
 });
 (async () => {
+  // The first probe pays for the worker's and the connection's warm-up: it is not counted.
+  await once();
+  latencies.length = 0;
+  failed = 0;
+  parentPort.postMessage('ready');
   while (running) { await once(); await new Promise((r) => setTimeout(r, 5)); }
   parentPort.postMessage({ answered: latencies.length, failed, maxMs: Math.max(0, ...latencies), latencies });
 })();
@@ -208,11 +215,14 @@ const once = () => new Promise((resolve) => {
  */
 export function probeHealthInWorker(port: number, host = '127.0.0.1'): HealthProbe {
   const worker = new Worker(PROBE_WORKER, { eval: true, workerData: { port, host } });
+  let onReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => (onReady = resolve));
   const result = new Promise<Awaited<ReturnType<HealthProbe['stop']>>>((resolve, reject) => {
-    worker.once('message', (value) => resolve(value as never));
+    worker.on('message', (value) => (value === 'ready' ? onReady() : resolve(value as never)));
     worker.once('error', reject);
   });
   return {
+    ready,
     stop: async () => {
       worker.postMessage('stop');
       const out = await result;
