@@ -328,6 +328,22 @@ describe('ManagedAgentsSource', () => {
     expect(foreignIds).toEqual(expected);
   });
 
+  it('keeps reading a terminated session until session.deleted, then lets the stream go', async () => {
+    const { peer, host, source, foreignId, sessionId } = await setup('live-approval.json');
+    await source.start(host);
+    peer.emit(foreignId, [
+      { id: 'sevt_End1', type: 'session.status_terminated', processed_at: '2026-11-30T12:10:00Z' },
+    ]);
+    await host.waitFor(() => host.types(sessionId).includes('SESSION_CLOSED'), 'the close');
+    // Still following: what comes after the termination is read.
+    expect(peer.openStreams(foreignId)).toBe(1);
+    peer.emit(foreignId, [
+      { id: 'sevt_End2', type: 'session.deleted', processed_at: '2026-11-30T12:10:01Z' },
+    ]);
+    await host.waitFor(() => peer.openStreams(foreignId) === 0, 'the stream to close');
+    expect(host.events(sessionId).some((e) => e.foreignId === 'sevt_End2')).toBe(true);
+  });
+
   it('reconnects after an in-band error frame', async () => {
     const { s, peer, host, source, foreignId, sessionId } = await setup('live-approval.json');
     await source.start(host);
