@@ -201,6 +201,8 @@ export class Engine {
         return s ? this.sessionInfo(s) : null;
       },
       append: (id, drafts) => this.append(id, drafts),
+      // Appends inside join this transaction (better-sqlite3 savepoints): one commit, one fsync.
+      groupCommit: (fn) => this.store.transaction(fn),
       hasForeignId: (id, foreignId) => this.store.hasForeignId(id, foreignId),
       findQuestion: (id, questionId) => this.store.getQuestion(id, questionId),
       findApproval: (id, toolCallId) => {

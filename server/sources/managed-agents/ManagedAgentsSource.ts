@@ -30,6 +30,7 @@ import {
 } from '../bridgeSupport.ts';
 import type { SessionInfo, Source, SourceHost, SourceStatus, ToolDecision } from '../Source.ts';
 import type { EventDraft } from '../../engine/eventDrafts.ts';
+import { SlicedIngest } from '../slicedIngest.ts';
 import { apiMessage, apiStatus, isFatalApiError, SessionsApi } from './sessionsApi.ts';
 import type {
   BetaManagedAgentsEventParams,
@@ -89,6 +90,8 @@ interface Follow {
   detail: string | null;
   sessionKnown: boolean;
   threads: Map<string, ThreadFollow>;
+  /** Events of the session and its threads, applied in order in slices with group commit. */
+  inbox: SlicedIngest<() => void>;
 }
 
 interface ThreadFollow {
@@ -161,6 +164,15 @@ export class ManagedAgentsSource implements Source {
         detail: null,
         sessionKnown: false,
         threads: new Map(),
+        inbox: new SlicedIngest<() => void>({
+          host,
+          apply: (ingest) => ingest(),
+          onError: (error) =>
+            this.logger.warn('managed-agents: could not map an event', {
+              session: foreignSessionId,
+              error: this.safeMessage(error),
+            }),
+        }),
         mapper: new ManagedAgentsMapper({
           now: () => host.now(),
           secrets: [this.options.apiKey],
@@ -187,11 +199,17 @@ export class ManagedAgentsSource implements Source {
   async stop(): Promise<void> {
     this.abort.abort();
     await Promise.allSettled(this.loops);
+    for (const follow of this.follows.values()) {
+      await follow.inbox.idle();
+      follow.inbox.stop();
+    }
     this.host?.setStatus('STOPPED', null);
   }
 
   async sendMessage(session: SessionInfo, content: string): Promise<{ runId: string }> {
     const follow = this.followFor(session.sessionId);
+    // What arrived before the message is mapped before its echo.
+    await follow.inbox.idle();
     const sent = await this.send(
       follow,
       [{ type: 'user.message', content: [{ type: 'text', text: content }] }],
@@ -228,6 +246,7 @@ export class ManagedAgentsSource implements Source {
    */
   async cancelRun(session: SessionInfo, runId: string): Promise<void> {
     const follow = this.followFor(session.sessionId);
+    await follow.inbox.idle();
     const sent = await this.send(follow, [{ type: 'user.interrupt' }], 'interrupt');
     follow.mapper.runEndedInStudio(runId);
     const ids = sent
@@ -328,18 +347,21 @@ export class ManagedAgentsSource implements Source {
         let caughtUp = false;
         const pumped = (async () => {
           for await (const event of stream) {
-            if (caughtUp) this.ingest(follow, event);
+            if (caughtUp) void follow.inbox.push(() => this.ingest(follow, event));
             else buffered.push(event);
-            if (follow.mapper.sessionClosed) return;
+            // session.deleted is the last event a session has: stop reading once it arrived.
+            if (event.type === 'session.deleted' || follow.mapper.sessionClosed) return;
           }
         })().then(
           () => null,
           (error: unknown) => error,
         );
         const history = await this.api.listAllEvents(follow.foreignSessionId, signal);
-        for (const event of history) this.ingest(follow, event);
+        await follow.inbox.push(...history.map((event) => () => this.ingest(follow, event)));
         caughtUp = true;
-        for (const event of buffered.splice(0)) this.ingest(follow, event);
+        await follow.inbox.push(
+          ...buffered.splice(0).map((event) => () => this.ingest(follow, event)),
+        );
         await this.syncThreads(follow, signal);
         await Promise.all([...follow.threads.values()].map((t) => t.ready));
         this.resumeApprovals(follow);
@@ -475,7 +497,8 @@ export class ManagedAgentsSource implements Source {
         let caughtUp = false;
         const pumped = (async () => {
           for await (const event of stream) {
-            if (caughtUp) this.ingestThread(follow, thread.threadId, event);
+            if (caughtUp)
+              void follow.inbox.push(() => this.ingestThread(follow, thread.threadId, event));
             else buffered.push(event);
           }
         })().then(
@@ -487,9 +510,15 @@ export class ManagedAgentsSource implements Source {
           thread.threadId,
           signal,
         );
-        for (const event of history) this.ingestThread(follow, thread.threadId, event);
+        await follow.inbox.push(
+          ...history.map((event) => () => this.ingestThread(follow, thread.threadId, event)),
+        );
         caughtUp = true;
-        for (const event of buffered.splice(0)) this.ingestThread(follow, thread.threadId, event);
+        await follow.inbox.push(
+          ...buffered
+            .splice(0)
+            .map((event) => () => this.ingestThread(follow, thread.threadId, event)),
+        );
         attempt = 0;
         markReady();
         const streamError = await pumped;
@@ -525,7 +554,9 @@ export class ManagedAgentsSource implements Source {
           thread.threadId,
           this.abort.signal,
         );
-        for (const event of rest) this.ingestThread(follow, thread.threadId, event);
+        await follow.inbox.push(
+          ...rest.map((event) => () => this.ingestThread(follow, thread.threadId, event)),
+        );
       } catch (error) {
         if (!this.abort.signal.aborted)
           this.logger.warn('managed-agents: could not read an ended thread', {
