@@ -201,8 +201,7 @@ export class Engine {
         return s ? this.sessionInfo(s) : null;
       },
       append: (id, drafts) => this.append(id, drafts),
-      // Appends inside join this transaction (better-sqlite3 savepoints): one commit, one fsync.
-      groupCommit: (fn) => this.store.transaction(fn),
+      groupCommit: (fn) => this.groupCommit(fn),
       hasForeignId: (id, foreignId) => this.store.hasForeignId(id, foreignId),
       findQuestion: (id, questionId) => this.store.getQuestion(id, questionId),
       findApproval: (id, toolCallId) => {
@@ -235,9 +234,12 @@ export class Engine {
    */
   append(sessionId: string, drafts: EventDraft[]): StoredEvent[] {
     for (const draft of drafts) validateDraft(draft);
+    const group = this.groupSessions;
     const stored = this.store.transaction(() => {
-      const session = this.store.getSession(sessionId);
-      if (!session) throw new StudioError(ErrorCode.SESSION_NOT_FOUND, `No session ${sessionId}.`);
+      const found = group?.get(sessionId) ?? this.store.getSession(sessionId);
+      if (!found) throw new StudioError(ErrorCode.SESSION_NOT_FOUND, `No session ${sessionId}.`);
+      // In a group commit, a copy: a refused append (its savepoint rolled back) leaves the cached record as it was.
+      const session = group ? { ...found } : found;
       const out: StoredEvent[] = [];
       for (const draft of drafts) {
         if (draft.foreignId && this.store.hasForeignId(sessionId, draft.foreignId)) continue;
@@ -286,7 +288,10 @@ export class Engine {
         session.updatedAt = createdAt;
         out.push(event);
       }
-      if (out.length > 0) this.store.putSession(session);
+      if (out.length > 0) {
+        if (group) group.set(sessionId, session);
+        else this.store.putSession(session);
+      }
       return out;
     });
     if (stored.length > 0) {
@@ -294,6 +299,29 @@ export class Engine {
       this.notifier.notifySessionUpdate(sessionId);
     }
     return stored;
+  }
+
+  /** Session records appended to in the current group commit, written once at its end. */
+  private groupSessions: Map<string, SessionRecord> | null = null;
+
+  /**
+   * Group commit for a source's ingest slice (slicedIngest.ts): every append inside joins one
+   * transaction (better-sqlite3 savepoints), so the slice costs one commit and one fsync, and each
+   * session's record is written once at the end instead of once per append.
+   */
+  groupCommit<T>(fn: () => T): T {
+    if (this.groupSessions) return fn();
+    const sessions = new Map<string, SessionRecord>();
+    this.groupSessions = sessions;
+    try {
+      return this.store.transaction(() => {
+        const result = fn();
+        for (const session of sessions.values()) this.store.putSession(session);
+        return result;
+      });
+    } finally {
+      this.groupSessions = null;
+    }
   }
 
   private ensureSession(sourceId: string, spec: SessionSpec): SessionInfo {

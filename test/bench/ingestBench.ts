@@ -43,7 +43,8 @@ try {
     const max = Math.max(0, ...latencies);
     console.log(
       `round ${round}: ${result.events} events in ${result.ingestMs.toFixed(0)} ms = ` +
-        `${result.eventsPerSecond.toFixed(0)} events/s ${result.eventsPerSecond >= 10_000 ? '(ok)' : '(MISS: < 10,000/s)'}; ` +
+        `${result.eventsPerSecond.toFixed(0)} events/s ${result.eventsPerSecond >= 10_000 ? '(ok)' : '(MISS: < 10,000/s)'} ` +
+        `(${result.eventsPerCpuSecond.toFixed(0)} per CPU-second of the process); ` +
         `/healthz ${result.probes.length} probes (${during} answered mid-ingest), ` +
         `p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms, ` +
         `max ${max.toFixed(1)} ms ${max <= 100 ? '(ok)' : '(MISS: > 100 ms)'}`,
