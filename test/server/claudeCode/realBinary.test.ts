@@ -89,6 +89,21 @@ describe('the real Claude Code binary against the Messages fake', () => {
     expect(result).toMatchObject({ subtype: 'success', result: 'Finished.' });
   }, 120_000);
 
+  it('sends the key only in its header: never in a URL, a body, or a message the host sees', async () => {
+    const { api, messages } = await runWrite((input) => ({
+      behavior: 'allow',
+      updatedInput: input,
+    }));
+    expect(api.requests.length).toBeGreaterThan(0);
+    for (const request of api.requests) {
+      expect(request.url).not.toContain(KEY);
+      expect(request.body).not.toContain(KEY);
+      const carriers = Object.entries(request.headers).filter(([, v]) => String(v).includes(KEY));
+      expect(carriers.map(([name]) => name)).toEqual(['x-api-key']);
+    }
+    expect(JSON.stringify(messages)).not.toContain(KEY);
+  }, 120_000);
+
   it('a deny leaves the file untouched and the model receives the reason as the tool result', async () => {
     const { api, target } = await runWrite(() => ({
       behavior: 'deny',
