@@ -301,6 +301,19 @@ export class Engine {
     return stored;
   }
 
+  /** projectId -> the source that starts sessions in it (absent: the demo agent). */
+  private readonly projectSources = new Map<string, string>();
+
+  /** Says which source starts new sessions in a project (Claude Code folders). */
+  assignProjectSource(projectId: string, sourceId: string): void {
+    this.projectSources.set(projectId, sourceId);
+  }
+
+  /** Every project with the source that can start sessions in it (null: none can). */
+  projectSourceOf(projectId: string): string | null {
+    return this.projectSources.get(projectId) ?? (this.sources.has('demo') ? 'demo' : null);
+  }
+
   /** Session records appended to in the current group commit, written once at its end. */
   private groupSessions: Map<string, SessionRecord> | null = null;
 
@@ -374,7 +387,9 @@ export class Engine {
       throw new StudioError(ErrorCode.BAD_REQUEST, `No project ${input.projectId}.`, {
         field: 'projectId',
       });
-    const source = this.sources.get('demo');
+    // A project a runtime owns (a --claude-code folder) starts its sessions in that runtime.
+    const owner = input.projectId ? this.projectSources.get(input.projectId) : undefined;
+    const source = (owner && this.sources.get(owner)) || this.sources.get('demo');
     if (!source)
       throw new StudioError(
         ErrorCode.HOST_UNAVAILABLE,
@@ -388,8 +403,9 @@ export class Engine {
       sessionId,
       title: '',
       mode: input.mode,
-      requestedModel: input.requestedModel ?? 'studio-offline-agent',
-      model: 'studio-offline-agent',
+      requestedModel:
+        input.requestedModel ?? (source.sourceId === 'demo' ? 'studio-offline-agent' : 'default'),
+      model: source.sourceId === 'demo' ? 'studio-offline-agent' : null,
       projectId: input.projectId ?? null,
     });
     return this.requireSession(sessionId);
