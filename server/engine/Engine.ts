@@ -309,7 +309,15 @@ export class Engine {
     this.projectSources.set(projectId, sourceId);
   }
 
-  /** Every project with the source that can start sessions in it (null: none can). */
+  /** Every registered project folder, by name. */
+  listProjects(): ProjectRecord[] {
+    return [...this.workspaces.keys()]
+      .map((id) => this.store.getProject(id))
+      .filter((p): p is ProjectRecord => p !== null)
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** The source that can start sessions in a project (null: none can). */
   projectSourceOf(projectId: string): string | null {
     return this.projectSources.get(projectId) ?? (this.sources.has('demo') ? 'demo' : null);
   }

@@ -31,7 +31,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function studio(script: (root: string) => ScriptedReply[]) {
+async function studio(script: (root: string) => ScriptedReply[], approvalTtlMs?: number) {
   const home = mkdtempSync(join(tmpdir(), 'studio-cc-home-'));
   const root = mkdtempSync(join(tmpdir(), 'studio-cc-repo-'));
   writeFileSync(join(root, 'notes.md'), 'before\n');
@@ -49,6 +49,7 @@ async function studio(script: (root: string) => ScriptedReply[]) {
           baseUrl: api.url,
           home,
           env: { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+          ...(approvalTtlMs ? { approvalTtlMs } : {}),
         }),
     ],
   });
@@ -127,4 +128,34 @@ describe('Claude Code through the studio', () => {
     expect(existsSync(join(root, 'notes.md'))).toBe(true);
     expect(JSON.stringify(api.loopRequests()[1]?.messages.at(-1))).toContain('Keep the old notes.');
   }, 120_000);
+
+  it('an approval nobody decides expires, and Claude Code is told it was denied because it expired', async () => {
+    const { api, c, root, sessionId } = await studio(writeTurn, 1_000);
+    const a = await attach(c, sessionId);
+    await sendMessage(c, a, 'Update the notes');
+    await waitForEvent(c, sessionId, (e) => e.type === 'APPROVAL_EXPIRED', 'the expiry', 60_000);
+    await waitForEvent(
+      c,
+      sessionId,
+      (e) => e.type === 'RUN_SUCCEEDED',
+      'the end of the run',
+      60_000,
+    );
+    expect(readFileSync(join(root, 'notes.md'), 'utf8')).toBe('before\n');
+    expect(JSON.stringify(api.loopRequests()[1]?.messages.at(-1))).toContain('expired');
+  }, 120_000);
+
+  it('lists the folder in studioProjects with the source that starts sessions in it', async () => {
+    const { c, root } = await studio(writeTurn);
+    const data = await ok<{
+      studioProjects: { projectId: string; name: string; studioStartSource: string }[];
+    }>(c, 'query P { studioProjects { projectId name studioStartSource } }');
+    expect(data.studioProjects).toEqual([
+      {
+        projectId: claudeCodeProjectId(root),
+        name: root.split('/').at(-1),
+        studioStartSource: 'claude-code',
+      },
+    ]);
+  }, 60_000);
 });
