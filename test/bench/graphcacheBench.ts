@@ -163,16 +163,22 @@ function readCost(events: Row[], sessionId: string, size: number): number {
       },
     },
   }));
-  return test.client.query(EventPageQuery, { sessionId, page, size }).toPromise().then(() => {
-    const runs = 200;
-    const started = performance.now();
-    for (let i = 0; i < runs; i += 1) test.client.readQuery(EventPageQuery, { sessionId, page, size });
-    return (performance.now() - started) / runs;
-  }) as unknown as number;
+  return test.client
+    .query(EventPageQuery, { sessionId, page, size })
+    .toPromise()
+    .then(() => {
+      const runs = 200;
+      const started = performance.now();
+      for (let i = 0; i < runs; i += 1)
+        test.client.readQuery(EventPageQuery, { sessionId, page, size });
+      return (performance.now() - started) / runs;
+    }) as unknown as number;
 }
 
 async function main(): Promise<void> {
-  console.log('Graphcache in isolation (npm run bench:graphcache), NODE_ENV=' + process.env.NODE_ENV);
+  console.log(
+    'Graphcache in isolation (npm run bench:graphcache), NODE_ENV=' + process.env.NODE_ENV,
+  );
   console.log(`  ${execSync('uptime').toString().trim()} (shared machine: figures move with load)`);
   const dataDir = mkdtempSync(join(tmpdir(), 'studio-cachebench-'));
   const source = new ServerBenchSource();
@@ -207,7 +213,9 @@ async function main(): Promise<void> {
         return seq > BigInt(PAGE_SIZE) && seq <= BigInt(PAGE_SIZE * (PAGES + 1));
       });
       console.log(`\n  ${mix}-heavy mix: ${live.length} events streamed into ${PAGES} pages`);
-      console.log('    batch   write only (ms/batch, ms/1k ev)   write + re-read of the watched page (ms/batch, ms/1k ev)');
+      console.log(
+        '    batch   write only (ms/batch, ms/1k ev)   write + re-read of the watched page (ms/batch, ms/1k ev)',
+      );
       for (const size of BATCHES) {
         // Warm the JIT once, then measure.
         await stream(live, sessionId, size, true);

@@ -74,6 +74,12 @@ const LOAD_TIMEOUT_MS = 60_000;
 const CATCH_UP_MS = 30_000;
 const WATCHDOG_MS = 20 * 60_000;
 
+/**
+ * rAF intervals at 60 Hz read 16.6 to 16.8 ms with no frame dropped (the raw client's p95 is
+ * 16.8 too): a p95 within this of 16.7 ms is a frame every vsync.
+ */
+const VSYNC_JITTER_MS = 0.15;
+
 const T = {
   cpuRatio: 1.5,
   frameP95: 16.7,
@@ -508,9 +514,9 @@ function printLive(
   if (s) {
     verdict(
       `${label}: studio frame p95`,
-      Math.round(s.frameP95 * 10) / 10 <= T.frameP95,
+      s.frameP95 <= T.frameP95 + VSYNC_JITTER_MS,
       `${fmt(s.frameP95, 1)} ms`,
-      '<= 16.7 ms',
+      '<= 16.7 ms, vsync +-0.15',
     );
     verdict(
       `${label}: studio frame max`,

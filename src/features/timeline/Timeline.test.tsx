@@ -153,6 +153,26 @@ describe('Timeline', () => {
     expect(screen.getByText('question card q-1')).toBeTruthy();
   });
 
+  it('mounts a row header copy-link button only while the row is hovered or holds focus', async () => {
+    renderTimeline({ 0: [logEvent(1, 'first line'), logEvent(2, 'second line')] });
+    await screen.findByText('second line');
+    const copy = (seq: number) =>
+      screen.queryByRole('button', { name: `Copy link to event ${seq}` });
+    expect(copy(1)).toBeNull();
+    expect(copy(2)).toBeNull();
+    const [first, second] = rows();
+    fireEvent.pointerEnter(first!);
+    expect(copy(1)).toBeTruthy();
+    expect(copy(2)).toBeNull();
+    fireEvent.pointerLeave(first!);
+    expect(copy(1)).toBeNull();
+    // Keyboard: tabbing to the row's link brings the button, next in tab order.
+    act(() => within(second!).getByRole('link', { name: 'Event 2' }).focus());
+    expect(copy(2)).toBeTruthy();
+    act(() => (document.activeElement as HTMLElement).blur());
+    expect(copy(2)).toBeNull();
+  });
+
   it('shows server strings as text, never as markup', async () => {
     const { container } = { container: document.body };
     renderTimeline({

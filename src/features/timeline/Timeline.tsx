@@ -21,6 +21,7 @@ import { pagesInRange, pagesToRelease } from './pagesToRelease.ts';
 import { TimelineToolbar } from './TimelineToolbar.tsx';
 import { rowLabel, TimelineRowView, type RowRenderers } from './TimelineRowView.tsx';
 import { isEditable, useFollowing } from './useFollowing.ts';
+import { RowActiveContext } from './rows/RowHeader.tsx';
 
 export interface TimelineProps extends RowRenderers {
   sessionId: string;
@@ -370,6 +371,9 @@ export function Timeline(props: TimelineProps) {
 
   const [focusKey, setFocusKey] = useState<string | null>(null);
   const [highlightKey, setHighlightKey] = useState<string | null>(null);
+  // The row under the pointer or holding focus: only its header mounts a copy-link button.
+  const [hoverKey, setHoverKey] = useState<string | null>(null);
+  const [focusWithinKey, setFocusWithinKey] = useState<string | null>(null);
   const shownRef = useRef(shown);
   shownRef.current = shown;
 
@@ -498,7 +502,9 @@ export function Timeline(props: TimelineProps) {
             aria-label="Events"
             aria-busy={!newestLoaded?.events}
             className="relative w-full"
-            style={{ height: virtualizer.getTotalSize() }}
+            // The feed's size is its own (the virtualizer's total), so a row laid out again never
+            // makes the browser lay out the scroller or the rows around it.
+            style={{ height: totalSize, contain: 'size layout style' }}
           >
             {items.map((item) => {
               const row = shown[item.index];
@@ -522,14 +528,21 @@ export function Timeline(props: TimelineProps) {
                   }
                   aria-current={highlighted ? 'true' : undefined}
                   onFocus={(event) => {
+                    setFocusWithinKey(row.key);
                     if (event.target === event.currentTarget) setFocusKey(row.key);
                   }}
+                  onBlur={(event) => {
+                    if (!event.currentTarget.contains(event.relatedTarget as Node | null))
+                      setFocusWithinKey((key) => (key === row.key ? null : key));
+                  }}
+                  onPointerEnter={() => setHoverKey(row.key)}
+                  onPointerLeave={() => setHoverKey((key) => (key === row.key ? null : key))}
                   className={`absolute top-0 left-0 w-full border-b border-slate-100 px-4 py-2 focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-blue-600 dark:border-slate-800 ${
                     highlighted
                       ? 'bg-yellow-50 ring-2 ring-yellow-400 ring-inset dark:bg-yellow-950'
                       : ''
                   }`}
-                  style={{ transform: `translateY(${item.start}px)` }}
+                  style={{ transform: `translateY(${item.start}px)`, contain: 'layout style' }}
                 >
                   {row.kind === 'gap' ? (
                     <div
@@ -541,14 +554,18 @@ export function Timeline(props: TimelineProps) {
                         : `Events ${row.fromSeq}–${row.throughSeq} load as they scroll into view…`}
                     </div>
                   ) : (
-                    <TimelineRowView
-                      row={row}
-                      sessionId={sessionId}
-                      eventHref={props.eventHref}
-                      checkpointsHref={props.checkpointsHref}
-                      renderToolCall={props.renderToolCall}
-                      renderQuestion={props.renderQuestion}
-                    />
+                    <RowActiveContext.Provider
+                      value={row.key === hoverKey || row.key === focusWithinKey}
+                    >
+                      <TimelineRowView
+                        row={row}
+                        sessionId={sessionId}
+                        eventHref={props.eventHref}
+                        checkpointsHref={props.checkpointsHref}
+                        renderToolCall={props.renderToolCall}
+                        renderQuestion={props.renderQuestion}
+                      />
+                    </RowActiveContext.Provider>
                   )}
                 </article>
               );
