@@ -5,9 +5,19 @@ import { lazy } from 'react';
  * timeline, the checkpoint browser and the inbox arrive in their own chunks when a route wants
  * them. Each is a thin `lazy()` over the module that composes the screen.
  */
+const loadSessionScreen = () => import('./SessionScreen.tsx');
+
 export const SessionScreen = lazy(() =>
-  import('./SessionScreen.tsx').then((m) => ({ default: m.SessionScreen })),
+  loadSessionScreen().then((m) => ({ default: m.SessionScreen })),
 );
+
+/**
+ * Starts fetching the screen the address names while the app boots (token check, config), so
+ * opening a session's link does not wait for boot before asking for the timeline's chunk.
+ */
+export function preloadScreenFor(pathname: string): void {
+  if (pathname.startsWith('/sessions/')) void loadSessionScreen().catch(() => undefined);
+}
 
 export const InboxScreen = lazy(() =>
   import('./InboxScreen.tsx').then((m) => ({ default: m.InboxScreen })),
