@@ -14,7 +14,7 @@ import type { ExecutionArgs, ExecutionResult } from 'graphql';
 import { jitExecute, maskUnexpected, sharedSubscribe } from './schema/execution.ts';
 import type { Engine } from './engine/Engine.ts';
 import type { Logger } from './logger.ts';
-import { isAuthorized } from './auth.ts';
+import { Credentials, isAuthorized } from './auth.ts';
 import { makeResolvers } from './schema/resolvers.ts';
 import type { StudioContext } from './schema/resolvers.ts';
 import { CONTRACT_VERSION } from '../protocol/contract.ts';
@@ -37,6 +37,8 @@ const MIME: Record<string, string> = {
 export interface StudioHttpOptions {
   engine: Engine;
   token: string;
+  /** The owner token plus reviewer tokens (--tokens-file); default: the owner token alone. */
+  credentials?: Credentials;
   logger: Logger;
   /** The built web app (dist/); when missing, `/` explains how to build it. */
   staticDir: string | null;
@@ -47,7 +49,8 @@ export function createStudioHttp(options: StudioHttpOptions): {
   server: Server;
   close(): Promise<void>;
 } {
-  const { engine, token, logger } = options;
+  const { engine, logger } = options;
+  const token = options.credentials ?? new Credentials({ ownerToken: options.token });
   const schema = createSchema<StudioContext>({
     typeDefs: readFileSync(SCHEMA_FILE, 'utf8'),
     resolvers: makeResolvers(),
@@ -57,7 +60,18 @@ export function createStudioHttp(options: StudioHttpOptions): {
     graphqlEndpoint: '/graphql',
     graphiql: false,
     landingPage: false,
-    context: () => ({ engine }),
+    // The reviewer behind the bearer token (HTTP header, or graphql-ws connection_init).
+    context: (initial: {
+      request?: Request;
+      connectionParams?: Record<string, unknown>;
+    }): StudioContext => ({
+      engine,
+      reviewer: token.reviewerOf(
+        initial.connectionParams?.Authorization ??
+          initial.connectionParams?.authorization ??
+          initial.request?.headers.get('authorization'),
+      ),
+    }),
     // Compiled execution (graphql-jit) for queries and mutations over HTTP.
     plugins: [
       {

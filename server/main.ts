@@ -15,6 +15,7 @@ Usage: npm start -- [options]
   --host H                 interface to listen on (default 127.0.0.1)
   --data-dir DIR           data directory (STUDIO_DATA_DIR, default ./.studio)
   --token T                bearer token (STUDIO_TOKEN; generated and kept in the data dir if absent)
+  --tokens-file FILE       JSON of reviewer name -> token: each reviewer's own token (re-read when edited)
   --no-demo                do not run the built-in offline agent or seed demo sessions
   --managed-agents IDS     follow Claude Managed Agents sessions (comma-separated; needs ANTHROPIC_API_KEY)
   --managed-agents-url U   Managed Agents API base URL (default https://api.anthropic.com)
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
       host: { type: 'string' },
       'data-dir': { type: 'string' },
       token: { type: 'string' },
+      'tokens-file': { type: 'string' },
       'no-demo': { type: 'boolean' },
       'managed-agents': { type: 'string' },
       'managed-agents-url': { type: 'string' },
@@ -55,6 +57,7 @@ async function main(): Promise<void> {
     ...((values.token ?? process.env.STUDIO_TOKEN)
       ? { token: values.token ?? process.env.STUDIO_TOKEN }
       : {}),
+    tokensFile: values['tokens-file'] ?? null,
     demo: !values['no-demo'],
     sources,
   });
