@@ -43,7 +43,7 @@ export function parseTokensFile(text: string): Map<string, string> {
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw new Error(`the tokens file is not JSON (${(error as Error).message})`);
+    throw new Error(`the tokens file is not JSON (${(error as Error).message})`, { cause: error });
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
     throw new Error('the tokens file must be a JSON object of reviewer name -> token');
