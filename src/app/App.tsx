@@ -1,9 +1,12 @@
 import { useEffect } from 'react';
 import {
   ApprovalInboxPage,
+  useApprovalCountInTitle,
   useBackgroundApprovalNotifications,
   useInboxCount,
 } from '../features/approvals/index.ts';
+import { KillSwitch } from '../features/policy/index.ts';
+import { RulesPage } from '../features/rules/index.ts';
 import { ConnectionBadge } from '../features/connection/ConnectionBadge.tsx';
 import { SessionsSidebar } from '../features/sessions/index.ts';
 import type { ConnectionStore } from '../graphql/connectionStore.ts';
@@ -16,6 +19,11 @@ import { SessionScreen } from './SessionScreen.tsx';
 
 function BackgroundNotifications() {
   useBackgroundApprovalNotifications();
+  return null;
+}
+
+function CountInTitle() {
+  useApprovalCountInTitle();
   return null;
 }
 
@@ -92,6 +100,12 @@ function RouteView({ route }: { route: Route }) {
           <ApprovalInboxPage renderToolCall={renderToolCall} sessionHref={sessionHref} />
         </div>
       );
+    case 'rules':
+      return (
+        <div className="min-h-0 flex-1 overflow-y-auto">
+          <RulesPage />
+        </div>
+      );
     case 'notFound':
       return <NotFound path={route.path} />;
   }
@@ -116,15 +130,24 @@ export function App({ connection }: { connection: ConnectionStore }) {
         >
           Agent Studio
         </Link>
-        <nav aria-label="Main">
+        <nav aria-label="Main" className="flex items-center gap-1">
           <InboxLink current={route.name === 'inbox'} />
+          <Link
+            to="/rules"
+            aria-current={route.name === 'rules' ? 'page' : undefined}
+            className="rounded px-2 py-1 text-sm font-medium text-slate-800 hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 aria-[current=page]:underline dark:text-slate-100 dark:hover:bg-slate-800"
+          >
+            Rules
+          </Link>
         </nav>
         <div className="ml-auto flex min-w-0 items-center gap-3">
+          <KillSwitch />
           <ConnectionBadge store={connection} />
           <ThemeToggle />
         </div>
       </header>
       {route.name === 'inbox' ? null : <BackgroundNotifications />}
+      <CountInTitle />
       <div className="flex min-h-0 flex-1">
         <aside
           aria-label="Sessions"

@@ -197,9 +197,25 @@ export function RefusalNotice({
   const { control } = decision;
   const fenced = control.state === 'fenced';
   const controlError = showControlError ? (decision.controlError ?? control.error) : null;
-  if (!decision.refusal && !controlError) return null;
+  const notice = decision.acted ? control.notice : null;
+  if (!decision.refusal && !controlError && !notice) return null;
   return (
     <div className="space-y-1">
+      {notice ? (
+        <div
+          role="status"
+          className="flex items-center gap-2 rounded bg-blue-50 p-2 text-xs text-blue-950 dark:bg-blue-950 dark:text-blue-100"
+        >
+          <span>{notice}</span>
+          <button
+            type="button"
+            className={`${button} border border-current`}
+            onClick={() => control.dismissNotice()}
+          >
+            Got it
+          </button>
+        </div>
+      ) : null}
       {decision.refusal ? (
         <div
           role="alert"

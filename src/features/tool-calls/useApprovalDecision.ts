@@ -33,6 +33,8 @@ export function useApprovalDecision({
   const [sending, setSending] = useState<DecisionAction | null>(null);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [controlError, setControlError] = useState<string | null>(null);
+  // Whether this card acted: only then does it show the one-time control notice.
+  const [acted, setActed] = useState(false);
   // A ref, not state: two key presses in one frame must not both send.
   const inFlight = useRef(false);
 
@@ -40,6 +42,7 @@ export function useApprovalDecision({
     async (action: DecisionAction, reason: string) => {
       if (inFlight.current) return;
       inFlight.current = true;
+      setActed(true);
       setRefusal(null);
       setControlError(null);
       setSending(action);
@@ -101,6 +104,7 @@ export function useApprovalDecision({
 
   return {
     control,
+    acted,
     sending,
     refusal,
     controlError,
