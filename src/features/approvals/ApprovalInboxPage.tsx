@@ -107,9 +107,7 @@ export function ApprovalInboxPage({
         </p>
       ) : null}
 
-      {mode === 'list' && items.length > 0 ? (
-        <CompactInbox items={items} sessionHref={sessionHref} />
-      ) : null}
+      {mode === 'list' ? <CompactInbox items={items} sessionHref={sessionHref} /> : null}
       {mode === 'cards' ? (
         <>
           {/* The tool-call cards below are h3: this h2 keeps the outline unbroken. */}

@@ -101,11 +101,12 @@ function useDescriptor(sessionId: string, toolName: string) {
 }
 
 function Badge({ label }: { label: StatusLabel }) {
+  // The icon is drawn from data-icon (CSS), so the badge's text is exactly its words.
   return (
-    <span className={`rounded px-1.5 py-0.5 text-xs font-medium ring-1 ${TONE_CLASS[label.tone]}`}>
-      <span aria-hidden="true" className="mr-1">
-        {label.icon}
-      </span>
+    <span
+      data-icon={label.icon}
+      className={`rounded px-1.5 py-0.5 text-xs font-medium ring-1 before:mr-1 before:content-[attr(data-icon)] ${TONE_CLASS[label.tone]}`}
+    >
       {label.label}
     </span>
   );
