@@ -162,7 +162,7 @@ describe('journey (b): approve one call, deny another', () => {
     expect(await call.getByLabel('Argument hash being approved', { exact: true }).innerText()).toBe(
       approval.argumentHash,
     );
-    await call.getByRole('button', { name: 'Deny…' }).click();
+    await call.getByRole('button', { name: 'Deny…', exact: true }).click();
     await call
       .getByRole('textbox', { name: /Reason for denying/ })
       .fill('Keep the scratch file for now');

@@ -108,9 +108,8 @@ export function SessionControlBanner({
         {state === 'fenced' ? (
           <>
             <span>
-              Another tab or client took control of this session.{' '}
-              <Controller by={controlledBy} since={controlledSince} /> This tab now only watches;
-              its approvals would be refused.
+              Another tab or client took control of this session. This tab now only watches; its
+              approvals would be refused. <Controller by={controlledBy} since={controlledSince} />
             </span>
             <button
               type="button"
