@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { SqliteStore } from './store/SqliteStore.ts';
 import { Engine } from './engine/Engine.ts';
 import { createStudioHttp } from './http.ts';
-import { loadOrCreateToken } from './auth.ts';
+import { Credentials, loadOrCreateToken } from './auth.ts';
 import { makeLogger } from './logger.ts';
 import type { Logger } from './logger.ts';
 import type { Source } from './sources/Source.ts';
@@ -23,6 +23,8 @@ export interface StudioServerOptions {
   dataDir: string;
   /** The bearer token; generated and kept in the data dir when absent. */
   token?: string;
+  /** A JSON file of reviewer name -> token (--tokens-file); re-read when it changes. */
+  tokensFile?: string | null;
   /** Run the built-in offline agent and seed demo sessions into an empty data dir (default true). */
   demo?: boolean;
   /** Drop info lines from the log. */
@@ -51,6 +53,7 @@ export interface StudioServer {
   port: number;
   host: string;
   token: string;
+  credentials: Credentials;
   dataDir: string;
   engine: Engine;
   logger: Logger;
@@ -67,6 +70,12 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
   const logger = makeLogger(options.logWrite, { quiet: options.quiet ?? false });
   const token = loadOrCreateToken(dataDir, options.token);
   logger.addSecret(token);
+  const credentials = new Credentials({
+    ownerToken: token,
+    tokensFile: options.tokensFile ?? null,
+    onToken: (t) => logger.addSecret(t),
+    onProblem: (message) => logger.error(message),
+  });
   const store = new SqliteStore(join(dataDir, 'studio.db'));
   const engine = new Engine({
     store,
@@ -100,6 +109,7 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
   const http = createStudioHttp({
     engine,
     token,
+    credentials,
     logger,
     staticDir,
     version: PACKAGE.version,
@@ -123,6 +133,7 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
     port,
     host,
     token,
+    credentials,
     dataDir,
     engine,
     logger,

@@ -21,7 +21,7 @@ import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { jitExecute, maskUnexpected, sharedSubscribe } from './schema/execution.ts';
 import type { Engine } from './engine/Engine.ts';
 import type { Logger } from './logger.ts';
-import { isAuthorized } from './auth.ts';
+import { Credentials, isAuthorized } from './auth.ts';
 import { makeResolvers } from './schema/resolvers.ts';
 import type { StudioContext } from './schema/resolvers.ts';
 import { CONTRACT_VERSION } from '../protocol/contract.ts';
@@ -34,6 +34,8 @@ const SCHEMA_FILE = new URL('../schema.graphql', import.meta.url);
 export interface StudioHttpOptions {
   engine: Engine;
   token: string;
+  /** The owner token plus reviewer tokens (--tokens-file); default: the owner token alone. */
+  credentials?: Credentials;
   logger: Logger;
   /** The built web app (dist/); when missing, `/` explains how to build it. */
   staticDir: string | null;
@@ -113,7 +115,8 @@ export function createStudioHttp(options: StudioHttpOptions): {
   server: Server;
   close(): Promise<void>;
 } {
-  const { engine, token, logger } = options;
+  const { engine, logger } = options;
+  const token = options.credentials ?? new Credentials({ ownerToken: options.token });
   const policy = new OriginPolicy({
     listenHost: options.listenHost,
     allowedHosts: options.allowedHosts ?? [],
@@ -143,7 +146,19 @@ export function createStudioHttp(options: StudioHttpOptions): {
     landingPage: false,
     // CORS is decided by OriginPolicy before Yoga sees a request (Yoga's default echoes any Origin).
     cors: false,
-    context: () => ({ engine }),
+    // The reviewer behind the bearer token (HTTP header, or graphql-ws connection_init).
+    context: (initial: {
+      request?: Request;
+      connectionParams?: Record<string, unknown>;
+    }): StudioContext => ({
+      engine,
+      reviewer: token.reviewerOf(
+        initial.connectionParams?.Authorization ??
+          initial.connectionParams?.authorization ??
+          initial.request?.headers.get('authorization'),
+      ),
+    }),
+    // Compiled execution (graphql-jit) for queries and mutations over HTTP.
     plugins: [
       // What a document may cost, checked while parsing and validating (REQUEST_LIMITS).
       maxTokensPlugin({ n: REQUEST_LIMITS.documentTokens }),

@@ -21,6 +21,7 @@ Usage: npm start -- [options]
   --allowed-origin ORIGIN  another origin whose pages may call the API, e.g. https://studio.example.com
                            (STUDIO_ALLOWED_ORIGINS, comma-separated; same origin always may); repeatable
   --serve-source-maps      serve the web app's source maps (off by default)
+  --tokens-file FILE       JSON of reviewer name -> token: each reviewer's own token (re-read when edited)
   --no-demo                do not run the built-in offline agent or seed demo sessions
   --managed-agents IDS     follow Claude Managed Agents sessions (comma-separated; needs ANTHROPIC_API_KEY)
   --managed-agents-url U   Managed Agents API base URL (default https://api.anthropic.com)
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
       'allowed-host': { type: 'string', multiple: true },
       'allowed-origin': { type: 'string', multiple: true },
       'serve-source-maps': { type: 'boolean' },
+      'tokens-file': { type: 'string' },
       'no-demo': { type: 'boolean' },
       'managed-agents': { type: 'string' },
       'managed-agents-url': { type: 'string' },
@@ -79,6 +81,7 @@ async function main(): Promise<void> {
     ...((values.token ?? process.env.STUDIO_TOKEN)
       ? { token: values.token ?? process.env.STUDIO_TOKEN }
       : {}),
+    tokensFile: values['tokens-file'] ?? null,
     demo: !values['no-demo'],
     allowedHosts: listOf(allowedHostFlags, process.env.STUDIO_ALLOWED_HOSTS),
     allowedOrigins: listOf(allowedOriginFlags, process.env.STUDIO_ALLOWED_ORIGINS),

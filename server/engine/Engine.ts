@@ -27,6 +27,12 @@ import type {
 } from '../sources/Source.ts';
 import { project } from './projector.ts';
 import { approvalFieldsOf, leaseEndedDraft } from './recordDrafts.ts';
+import { revocationDrafts, revocationsBefore } from './approvalLifecycle.ts';
+import { decidingRule, noteRuleUse } from './approvalRules.ts';
+import { agentsStopped, readPolicy, writePolicy } from './agentPolicy.ts';
+import type { AgentPolicyRecord, SetPolicyInput } from './agentPolicy.ts';
+import { computeProposalDiff } from './proposalDiff.ts';
+import type { DiffTarget, ProposedFileChange } from './proposalDiff.ts';
 import { StudioError } from './StudioError.ts';
 import { validateDraft } from './validateDraft.ts';
 import { registryDigest, toolsForMode } from './toolRegistry.ts';
@@ -89,7 +95,18 @@ export interface ProposeInput {
   ttlMs?: number;
   askedBy?: string | null;
   foreignId?: string;
+  /**
+   * The files the call would write (null content deletes). The engine diffs them against the
+   * project folder, shows the diff on the card and binds the files' current hashes into the hash.
+   */
+  fileChanges?: ProposedFileChange[];
 }
+
+/** Something to do once an append committed (a source is told, an engine tool runs). */
+type AfterCommit =
+  | { kind: 'revoked'; approval: ApprovalRecord }
+  | { kind: 'ruled'; approvalId: string; approved: boolean }
+  | { kind: 'stopRun'; sessionId: string; runId: string };
 
 /** Tools the engine itself executes after approval, whatever the session's source. */
 const ENGINE_TOOLS = new Set(['project.checkpoint.restore']);
@@ -235,58 +252,30 @@ export class Engine {
   append(sessionId: string, drafts: EventDraft[]): StoredEvent[] {
     for (const draft of drafts) validateDraft(draft);
     const group = this.groupSessions;
+    const effects: AfterCommit[] = [];
     const stored = this.store.transaction(() => {
       const found = group?.get(sessionId) ?? this.store.getSession(sessionId);
       if (!found) throw new StudioError(ErrorCode.SESSION_NOT_FOUND, `No session ${sessionId}.`);
       // In a group commit, a copy: a refused append (its savepoint rolled back) leaves the cached record as it was.
       const session = group ? { ...found } : found;
       const out: StoredEvent[] = [];
-      for (const draft of drafts) {
+      const queue = [...drafts];
+      const expanded = new Set<EventDraft>();
+      while (queue.length > 0) {
+        const draft = queue.shift()!;
         if (draft.foreignId && this.store.hasForeignId(sessionId, draft.foreignId)) continue;
-        const seq = (BigInt(session.lastEventSeq) + 1n).toString();
-        const createdAt = this.iso();
-        const event = {
-          ...draft,
-          eventId: randomUUID(),
-          sessionId,
-          seq,
-          createdAt,
-          runId: draft.runId ?? null,
-        } as StoredEvent;
-        const { type, runId, foreignId, ...fields } = draft;
-        void runId;
-        // RUN_* drafts may leave status out; store the status the type implies.
-        if (Object.hasOwn(RUN_EVENT_STATUS, type) && !('status' in fields && fields.status))
-          Object.assign(fields, {
-            status: RUN_EVENT_STATUS[type as keyof typeof RUN_EVENT_STATUS],
-          });
-        // Stored in its served shape, so a replay only parses it.
-        const served = {
-          ...fields,
-          __typename: EVENT_TYPE_MEMBER[type],
-          protocolVersion: EVENT_PROTOCOL_VERSION,
-          eventId: event.eventId,
-          sessionId,
-          seq,
-          type,
-          runId: event.runId,
-          version: EVENT_PROTOCOL_VERSION,
-          createdAt,
-        };
-        this.store.insertEvent({
-          sessionId,
-          seq: BigInt(seq),
-          eventId: event.eventId,
-          type,
-          runId: event.runId,
-          createdAt,
-          payload: JSON.stringify(served),
-          foreignId: foreignId ?? null,
-        });
-        project(this.store, session, event);
-        session.lastEventSeq = seq;
-        session.updatedAt = createdAt;
-        out.push(event);
+        // Whatever ends what an approval waits on revokes it first, in this same commit.
+        if (!expanded.has(draft)) {
+          expanded.add(draft);
+          const before = revocationsBefore(this.store, sessionId, draft);
+          if (before.drafts.length > 0) {
+            queue.unshift(...before.drafts, draft);
+            for (const approval of before.revoked) effects.push({ kind: 'revoked', approval });
+            continue;
+          }
+        }
+        out.push(this.appendOne(session, draft));
+        queue.unshift(...this.afterAppended(session, draft, effects));
       }
       if (out.length > 0) {
         if (group) group.set(sessionId, session);
@@ -298,6 +287,7 @@ export class Engine {
       this.notifier.notifySession(sessionId);
       this.notifier.notifySessionUpdate(sessionId);
     }
+    if (effects.length > 0) setImmediate(() => this.runAfterCommit(effects));
     return stored;
   }
 
@@ -343,6 +333,244 @@ export class Engine {
     } finally {
       this.groupSessions = null;
     }
+  }
+
+  /** Inserts one event with the next seq and folds it into the current state. */
+  private appendOne(session: SessionRecord, draft: EventDraft): StoredEvent {
+    const sessionId = session.sessionId;
+    const seq = (BigInt(session.lastEventSeq) + 1n).toString();
+    const createdAt = this.iso();
+    const event = {
+      ...draft,
+      eventId: randomUUID(),
+      sessionId,
+      seq,
+      createdAt,
+      runId: draft.runId ?? null,
+    } as StoredEvent;
+    const { type, runId, foreignId, ...fields } = draft;
+    void runId;
+    // RUN_* drafts may leave status out; store the status the type implies.
+    if (Object.hasOwn(RUN_EVENT_STATUS, type) && !('status' in fields && fields.status))
+      Object.assign(fields, {
+        status: RUN_EVENT_STATUS[type as keyof typeof RUN_EVENT_STATUS],
+      });
+    // Stored in its served shape, so a replay only parses it.
+    const served = {
+      ...fields,
+      __typename: EVENT_TYPE_MEMBER[type],
+      protocolVersion: EVENT_PROTOCOL_VERSION,
+      eventId: event.eventId,
+      sessionId,
+      seq,
+      type,
+      runId: event.runId,
+      version: EVENT_PROTOCOL_VERSION,
+      createdAt,
+    };
+    this.store.insertEvent({
+      sessionId,
+      seq: BigInt(seq),
+      eventId: event.eventId,
+      type,
+      runId: event.runId,
+      createdAt,
+      payload: JSON.stringify(served),
+      foreignId: foreignId ?? null,
+    });
+    project(this.store, session, event);
+    session.lastEventSeq = seq;
+    session.updatedAt = createdAt;
+    return event;
+  }
+
+  /**
+   * Rules applied right after a draft is folded, in the same commit: a new approval is revoked
+   * while the kill switch is on, or decided by a matching approval rule; a run a runtime starts
+   * while the kill switch is on is stopped after the commit.
+   */
+  private afterAppended(
+    session: SessionRecord,
+    draft: EventDraft,
+    effects: AfterCommit[],
+  ): EventDraft[] {
+    const policy = this.policy(session.appId);
+    if (draft.type === 'RUN_STARTED' && agentsStopped(policy)) {
+      effects.push({ kind: 'stopRun', sessionId: session.sessionId, runId: draft.runId });
+      return [];
+    }
+    if (draft.type !== 'APPROVAL_REQUESTED') return [];
+    const approval = this.store.getApproval(draft.approvalId);
+    if (!approval || approval.status !== 'PENDING') return [];
+    if (agentsStopped(policy)) {
+      effects.push({ kind: 'revoked', approval });
+      return revocationDrafts(this.store, approval, 'the kill switch is on');
+    }
+    const rule = decidingRule(this.store, session, approval, this.now());
+    if (!rule) return [];
+    noteRuleUse(this.store, rule, approval.toolCallId, this.iso());
+    effects.push({
+      kind: 'ruled',
+      approvalId: approval.approvalId,
+      approved: rule.effect === 'ALLOW',
+    });
+    const base = {
+      ...approvalFieldsOf(approval),
+      studioRuleId: rule.ruleId,
+      studioRuleName: rule.name,
+      studioDecidedBy: null,
+    };
+    if (rule.effect === 'ALLOW') return [{ type: 'APPROVAL_GRANTED', status: 'GRANTED', ...base }];
+    const call = this.store.getToolCall(approval.toolCallId);
+    const message = `Denied by rule "${rule.name}".`;
+    return [
+      { type: 'APPROVAL_DENIED', status: 'DENIED', decisionReason: message, ...base },
+      ...(call
+        ? [
+            {
+              type: 'TOOL_DENIED' as const,
+              runId: approval.runId,
+              toolCallId: call.toolCallId,
+              toolName: call.toolName,
+              toolVersion: call.toolVersion,
+              status: 'DENIED' as const,
+              error: { code: ErrorCode.APPROVAL_DENIED, message, retryable: false },
+            },
+          ]
+        : []),
+    ];
+  }
+
+  private runAfterCommit(effects: AfterCommit[]): void {
+    for (const effect of effects) {
+      try {
+        if (effect.kind === 'revoked') this.tellRevoked(effect.approval);
+        else if (effect.kind === 'ruled')
+          void this.afterRuleDecision(effect.approvalId, effect.approved);
+        else void this.stopRun(effect.sessionId, effect.runId, 'The kill switch is on.');
+      } catch (error) {
+        this.logger.error('after-commit step failed', { kind: effect.kind, error: String(error) });
+      }
+    }
+  }
+
+  private tellRevoked(approval: ApprovalRecord): void {
+    const call = this.store.getToolCall(approval.toolCallId);
+    if (!call || ENGINE_TOOLS.has(call.toolName)) return;
+    this.sourceOf(approval.sessionId)?.onApprovalRevoked?.({
+      sessionId: approval.sessionId,
+      runId: approval.runId,
+      toolCallId: approval.toolCallId,
+      toolName: call.toolName,
+      approvalId: approval.approvalId,
+      argumentHash: approval.argumentHash,
+    });
+  }
+
+  /** A rule decided an approval (recorded): the source hears it like a human decision. */
+  private async afterRuleDecision(approvalId: string, approved: boolean): Promise<void> {
+    const approval = this.store.getApproval(approvalId);
+    const call = approval ? this.store.getToolCall(approval.toolCallId) : null;
+    if (!approval || !call) return;
+    const decision: ToolDecision = {
+      sessionId: approval.sessionId,
+      runId: approval.runId,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      approvalId,
+      argumentHash: approval.argumentHash,
+      approved,
+      reason: approval.decisionReason,
+    };
+    this.afterDecision(decision);
+    const source = this.sourceOf(approval.sessionId);
+    if (ENGINE_TOOLS.has(call.toolName) || !source?.deliverDecision) return;
+    try {
+      await source.deliverDecision(decision);
+    } catch (error) {
+      // The rule's decision is recorded; the runtime did not take it. Say so in the timeline.
+      this.append(approval.sessionId, [
+        {
+          type: 'STUDIO_LOG',
+          runId: approval.runId,
+          level: 'warn',
+          message: `Rule "${approval.ruleName ?? approval.ruleId}" decided ${call.toolName}, but the runtime did not take the decision: ${error instanceof Error ? error.message : String(error)}`,
+          origin: 'approval-rules',
+        },
+      ]);
+    }
+  }
+
+  /** Cancels a run on its source and records RUN_CANCELLED (its approvals are revoked with it). */
+  private async stopRun(sessionId: string, runId: string, reason: string): Promise<void> {
+    const session = this.store.getSession(sessionId);
+    const run = this.store.getRun(runId);
+    if (!session || !run || TERMINAL_RUN_STATUSES.has(run.status)) return;
+    const source = this.sources.get(session.source);
+    try {
+      if (source?.cancelRun) await source.cancelRun(this.sessionInfo(session), runId);
+    } catch (error) {
+      this.logger.warn('source could not cancel a run', { runId, error: String(error) });
+    }
+    this.endRun(sessionId, runId, 'RUN_CANCELLED', reason);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Agent policy (kill switch)
+  // ------------------------------------------------------------------------------------------
+
+  private readonly policies = new Map<string, AgentPolicyRecord>();
+
+  /** The app's policy (cached: only setPolicy writes it). */
+  policy(appId: string): AgentPolicyRecord {
+    let policy = this.policies.get(appId);
+    if (!policy) {
+      policy = readPolicy(this.store, appId, this.iso());
+      this.policies.set(appId, policy);
+    }
+    return policy;
+  }
+
+  /** Throws AGENT_DISABLED while the app's kill switch is on (or agents are disabled). */
+  requireAgentsRunning(appId: string): void {
+    const policy = this.policy(appId);
+    if (agentsStopped(policy))
+      throw new StudioError(
+        ErrorCode.DISABLED,
+        policy.killSwitch
+          ? 'The kill switch is on: every agent is stopped and no new run starts.'
+          : 'Agents are disabled for this app.',
+        { remediation: 'Turn the kill switch off in the header to let agents run again.' },
+      );
+  }
+
+  /**
+   * setCrowdyStudioAgentPolicy. Turning the kill switch on (or `enabled` off) cancels every
+   * active run of the app and revokes every pending approval before it returns.
+   */
+  async setPolicy(input: SetPolicyInput, by: string | null): Promise<AgentPolicyRecord> {
+    this.requireApp(input.appId);
+    const { before, after } = writePolicy(this.store, input, this.iso(), by);
+    this.policies.set(input.appId, after);
+    if (agentsStopped(after) && !agentsStopped(before)) {
+      const reason = 'The kill switch stopped every agent.';
+      for (const session of this.store.listAllSessions()) {
+        if (session.appId !== input.appId) continue;
+        if (session.currentRunId)
+          await this.stopRun(session.sessionId, session.currentRunId, reason);
+        const pending = this.store.listPendingApprovals(session.sessionId);
+        if (pending.length > 0)
+          this.append(
+            session.sessionId,
+            pending.flatMap((a) =>
+              revocationDrafts(this.store, a, 'the kill switch is on', { revokedBy: by }),
+            ),
+          );
+        for (const approval of pending) this.tellRevoked(approval);
+      }
+    }
+    this.notifier.notifySources();
+    return after;
   }
 
   private ensureSession(sourceId: string, spec: SessionSpec): SessionInfo {
@@ -498,7 +726,11 @@ export class Engine {
       throw new StudioError(ErrorCode.SESSION_CLOSED, `Session ${session.sessionId} is closed.`);
   }
 
-  attach(input: { sessionId: string; clientInstanceId?: string | null }): {
+  attach(input: {
+    sessionId: string;
+    clientInstanceId?: string | null;
+    reviewer?: string | null;
+  }): {
     session: SessionRecord;
     clientEpoch: string;
     replayAfterSeq: string;
@@ -527,8 +759,15 @@ export class Engine {
         lastHeartbeatMs: this.now(),
         ackedSeq: replayAfterSeq,
         attached: true,
+        reviewer: input.reviewer ?? null,
+        attachedAt: this.iso(),
       });
-      drafts.push({ type: 'CLIENT_ATTACHED', clientEpoch: epoch, replayAfterSeq });
+      drafts.push({
+        type: 'CLIENT_ATTACHED',
+        clientEpoch: epoch,
+        replayAfterSeq,
+        studioReviewer: input.reviewer ?? null,
+      });
       this.append(session.sessionId, drafts);
       return {
         session: this.requireSession(session.sessionId),
@@ -536,6 +775,14 @@ export class Engine {
         replayAfterSeq,
       };
     });
+  }
+
+  /** Who controls the session now (the attached client's reviewer and since when), or null. */
+  controllerOf(sessionId: string): { reviewer: string | null; since: string | null } | null {
+    const session = this.store.getSession(sessionId);
+    if (!session?.attachedEpoch) return null;
+    const client = this.attachedClient(sessionId, session.attachedEpoch);
+    return client ? { reviewer: client.reviewer ?? null, since: client.attachedAt ?? null } : null;
   }
 
   private attachedClient(sessionId: string, epoch: string) {
@@ -616,9 +863,11 @@ export class Engine {
     sessionId: string;
     clientEpoch: string;
     content: string;
+    author?: string | null;
   }): Promise<string> {
     const session = this.requireAttached(input.sessionId, input.clientEpoch);
     this.requireOpen(session);
+    this.requireAgentsRunning(session.appId);
     if (session.status === 'PAUSED')
       throw new StudioError(ErrorCode.SESSION_CLOSED, 'The session is paused.', {
         remediation: 'Resume it first.',
@@ -647,7 +896,9 @@ export class Engine {
         ErrorCode.HOST_UNAVAILABLE,
         `The ${session.source} runtime does not take messages here.`,
       );
-    const { runId } = await source.sendMessage(this.sessionInfo(session), content);
+    const { runId } = await source.sendMessage(this.sessionInfo(session), content, {
+      author: input.author ?? null,
+    });
     return runId;
   }
 
@@ -701,7 +952,7 @@ export class Engine {
     return runId;
   }
 
-  /** Ends a run: revokes its pending approvals, cancels its open tool calls, then RUN_*. */
+  /** Ends a run with RUN_*; `append` first revokes its pending approvals and cancels their calls. */
   endRun(
     sessionId: string,
     runId: string,
@@ -711,36 +962,15 @@ export class Engine {
   ): void {
     const run = this.store.getRun(runId);
     if (!run || TERMINAL_RUN_STATUSES.has(run.status)) return;
-    const drafts: EventDraft[] = [];
-    for (const approval of this.store.listPendingApprovals(sessionId)) {
-      if (approval.runId !== runId) continue;
-      drafts.push({
-        type: 'APPROVAL_DENIED',
-        status: 'REVOKED',
-        ...approvalFieldsOf(approval),
-        automatic: true,
-        decisionReason: reason,
-      });
-      const call = this.store.getToolCall(approval.toolCallId);
-      if (call)
-        drafts.push({
-          type: 'TOOL_FAILED',
-          runId,
-          toolCallId: call.toolCallId,
-          toolName: call.toolName,
-          toolVersion: call.toolVersion,
-          status: 'CANCELLED',
-          error: { code: 'AGENT_CANCELLED', message: reason, retryable: false },
-        });
-    }
-    drafts.push({
-      type,
-      runId,
-      reason,
-      code: error?.code ?? null,
-      error: error ? { code: error.code, message: error.message, retryable: false } : null,
-    });
-    this.append(sessionId, drafts);
+    this.append(sessionId, [
+      {
+        type,
+        runId,
+        reason,
+        code: error?.code ?? null,
+        error: error ? { code: error.code, message: error.message, retryable: false } : null,
+      },
+    ]);
   }
 
   async closeSession(input: { sessionId: string; clientEpoch: string }): Promise<SessionRecord> {
@@ -765,33 +995,80 @@ export class Engine {
   // Approvals
   // ------------------------------------------------------------------------------------------
 
-  /** sha256 of the canonical binding of the call to its session, arguments and context. */
+  /**
+   * sha256 of the canonical binding of the call to its session, arguments and context, and,
+   * for a call with a diff, of each target file with the hash it had when the diff was made.
+   */
   argumentHash(
     sessionId: string,
     toolCallId: string,
     toolName: string,
     args: unknown,
     contextVersion: string,
+    diffTargets?: DiffTarget[],
   ): string {
     return sha256Digest(
-      canonicalJson({ arguments: args, contextVersion, sessionId, toolCallId, toolName }),
+      canonicalJson({
+        arguments: args,
+        contextVersion,
+        sessionId,
+        toolCallId,
+        toolName,
+        ...(diffTargets && diffTargets.length > 0 ? { diffTargets } : {}),
+      }),
     );
   }
 
   /**
+   * The diff of proposed file changes against the session's project folder, and the targets
+   * (path + current content hash) the argument hash binds. Null when the session has no project.
+   */
+  proposalDiff(sessionId: string, changes: ProposedFileChange[]) {
+    const project = this.projectOfSession(sessionId);
+    if (!project) return null;
+    const ws = this.workspace(project.projectId);
+    const hashes = new Map(project.files.map((f) => [f.path, f.contentHash]));
+    return computeProposalDiff(changes, (path) => {
+      const contentHash = hashes.get(path) ?? null;
+      if (contentHash === null) return { text: null, contentHash: null, opaque: false };
+      try {
+        const text = ws.readFile(path);
+        return { text, contentHash, opaque: text.includes('\u0000') };
+      } catch {
+        return { text: null, contentHash, opaque: true };
+      }
+    });
+  }
+
+  /** The target files whose content changed since the call's diff was made (by path). */
+  private changedTargets(call: ToolCallRecord): string[] {
+    if (!call.diff || call.diff.files.length === 0) return [];
+    const project = this.projectOfSession(call.sessionId);
+    const now = new Map((project?.files ?? []).map((f) => [f.path, f.contentHash]));
+    return call.diff.files
+      .filter((f) => (now.get(f.path) ?? null) !== f.beforeHash)
+      .map((f) => f.path);
+  }
+
+  /**
    * Proposes a tool call that needs a human: TOOL_PROPOSED (WAITING_FOR_APPROVAL) then
-   * APPROVAL_REQUESTED, in one commit. Returns the approval.
+   * APPROVAL_REQUESTED, in one commit. Returns the approval (already decided when a rule
+   * matched, revoked when the kill switch is on).
    */
   proposeWithApproval(input: ProposeInput): ApprovalRecord {
     const session = this.requireSession(input.sessionId);
     const toolCallId = input.toolCallId ?? `tc_${randomUUID()}`;
     const argumentsJson = canonicalJson(input.arguments);
+    const diffed = input.fileChanges
+      ? this.proposalDiff(session.sessionId, input.fileChanges)
+      : null;
     const argumentHash = this.argumentHash(
       session.sessionId,
       toolCallId,
       input.toolName,
       input.arguments,
       session.contextVersion,
+      diffed?.targets,
     );
     const approvalId = `ap_${randomUUID()}`;
     const ttl = Math.min(input.ttlMs ?? this.approvalTtlMs, APPROVAL_TTL_MAX_MS);
@@ -810,6 +1087,7 @@ export class Engine {
         argumentsJson,
         contextVersion: session.contextVersion,
         askedBy: input.askedBy ?? null,
+        ...(diffed ? { studioDiff: diffed.diff } : {}),
         ...(input.foreignId ? { foreignId: input.foreignId } : {}),
       },
       {
@@ -829,14 +1107,24 @@ export class Engine {
     return approval;
   }
 
-  /**
-   * ApproveTool / RejectTool. Checks the epoch, that a PENDING approval exists for the call, the
-   * exact argumentHash and the expiry; delivers the decision to the source; then records it.
-   * A second decision for the same approval (concurrent or later) is refused: approvals are used once.
-   */
-  async decide(input: DecideInput, approved: boolean): Promise<ApprovalRecord> {
-    const session = this.requireAttached(input.sessionId, input.clientEpoch);
-    this.requireOpen(session);
+  /** ApproveTool / RejectTool: a batch of one (see decideBatch). */
+  async decide(
+    input: DecideInput,
+    approved: boolean,
+    decidedBy: string | null = null,
+  ): Promise<ApprovalRecord> {
+    const [result] = await this.decideBatch([{ ...input, approve: approved }], decidedBy, false);
+    if (!result) throw new Error('decision vanished');
+    return result;
+  }
+
+  /** Finds and checks one decision; throws the StudioError that refuses it. */
+  private checkDecision(input: DecideInput & { approve: boolean }): {
+    session: SessionRecord;
+    call: ToolCallRecord;
+    approval: ApprovalRecord;
+  } {
+    const session = this.requireSession(input.sessionId);
     const call = this.store.getToolCall(input.toolCallId);
     if (!call || call.sessionId !== session.sessionId)
       throw new StudioError(
@@ -849,85 +1137,265 @@ export class Engine {
         ErrorCode.APPROVAL_MISMATCH,
         'This tool call has no approval to decide.',
       );
+    // A revoked approval says so whatever else changed (closed session, lapsed control).
+    if (approval.status === 'REVOKED') this.checkDecidable(approval, input.argumentHash);
+    this.requireAttached(input.sessionId, input.clientEpoch);
+    this.requireOpen(session);
     this.checkDecidable(approval, input.argumentHash);
-    const key = approval.approvalId;
-    if (this.deciding.has(key))
+    return { session, call, approval };
+  }
+
+  /**
+   * studioDecideTools (and ApproveTool / RejectTool as a batch of one). All or nothing: every
+   * decision is checked (epoch, pending approval, exact hash, expiry, single use, unchanged diff
+   * targets) before any is applied; if one fails, none is applied and the error names each
+   * failing item (`extensions.items`). Decisions are delivered to foreign runtimes first (in
+   * order; a delivery failure refuses the batch), checked again, then recorded in one commit.
+   */
+  async decideBatch(
+    inputs: (DecideInput & { approve: boolean })[],
+    decidedBy: string | null,
+    wrapErrors = true,
+  ): Promise<ApprovalRecord[]> {
+    if (inputs.length === 0 || inputs.length > 100)
+      throw new StudioError(ErrorCode.BAD_REQUEST, 'A batch holds 1 to 100 decisions.', {
+        field: 'decisions',
+      });
+    const refuse = (failures: { index: number; error: StudioError }[]): never => {
+      if (!wrapErrors && failures.length === 1) throw failures[0]!.error;
+      const items = failures.map(({ index, error }) => ({
+        index,
+        toolCallId: inputs[index]!.toolCallId,
+        sessionId: inputs[index]!.sessionId,
+        code: error.code,
+        message: error.message,
+      }));
       throw new StudioError(
-        ErrorCode.APPROVAL_MISMATCH,
-        'Another decision for this approval is in progress; approvals are used once.',
+        failures[0]!.error.code,
+        `Nothing was decided: ${items.length} of ${inputs.length} decision(s) failed: ` +
+          items.map((i) => `#${i.index + 1} ${i.toolCallId}: ${i.code}: ${i.message}`).join('; '),
+        {
+          extensions: { items },
+          remediation: 'Review the named calls again; the rest are unchanged.',
+        },
       );
-    this.deciding.add(key);
-    try {
-      const reason = input.reason ? input.reason.slice(0, MAX_DECISION_REASON) : null;
-      const decision: ToolDecision = {
-        sessionId: session.sessionId,
-        runId: approval.runId,
-        toolCallId: call.toolCallId,
-        toolName: call.toolName,
-        approvalId: approval.approvalId,
-        argumentHash: approval.argumentHash,
-        approved,
-        reason,
-      };
-      const engineTool = ENGINE_TOOLS.has(call.toolName);
-      const source = this.sources.get(session.source);
-      if (!engineTool && source?.deliverDecision) await source.deliverDecision(decision);
-      // Re-check after the await: the approval may have lapsed or the epoch moved meanwhile.
-      this.requireAttached(input.sessionId, input.clientEpoch);
-      const current = this.store.getApproval(key);
-      if (!current) throw new Error('approval vanished');
-      this.checkDecidable(current, input.argumentHash);
-      const base = approvalFieldsOf(current);
-      if (approved) {
-        this.append(session.sessionId, [{ type: 'APPROVAL_GRANTED', status: 'GRANTED', ...base }]);
-      } else {
-        this.append(session.sessionId, [
-          { type: 'APPROVAL_DENIED', status: 'DENIED', decisionReason: reason, ...base },
-          {
-            type: 'TOOL_DENIED',
-            runId: current.runId,
-            toolCallId: call.toolCallId,
-            toolName: call.toolName,
-            toolVersion: call.toolVersion,
-            status: 'DENIED',
-            error: {
-              code: ErrorCode.APPROVAL_DENIED,
-              message: reason ? `Denied: ${reason}` : 'Denied by a human.',
-              retryable: false,
-            },
-          },
-        ]);
-      }
-      const result = this.store.getApproval(key);
-      if (!result) throw new Error('approval vanished');
-      // Let the mutation answer first; the tool runs (or the run ends) right after.
-      setImmediate(() => {
+    };
+    const checkAll = () => {
+      const failures: { index: number; error: StudioError }[] = [];
+      const checked = inputs.map((input, index) => {
         try {
-          if (engineTool) {
-            if (approved) this.runEngineTool(call.toolCallId);
-            else if (current.runId)
-              this.endRun(
-                session.sessionId,
-                current.runId,
-                'RUN_FAILED',
-                'The tool call was denied.',
-                { code: ErrorCode.APPROVAL_DENIED, message: 'The tool call was denied.' },
-              );
-          } else source?.onDecisionRecorded?.(decision);
+          return this.checkDecision(input);
         } catch (error) {
-          this.logger.error('after-decision step failed', {
-            toolCallId: call.toolCallId,
-            error: String(error),
+          failures.push({
+            index,
+            error:
+              error instanceof StudioError
+                ? error
+                : new StudioError(ErrorCode.BAD_REQUEST, String(error)),
           });
+          return null;
         }
       });
-      return result;
+      return { checked, failures };
+    };
+    const first = checkAll();
+    const seen = new Set<string>();
+    first.checked.forEach((c, index) => {
+      if (!c) return;
+      if (seen.has(c.approval.approvalId) || this.deciding.has(c.approval.approvalId))
+        first.failures.push({
+          index,
+          error: new StudioError(
+            ErrorCode.APPROVAL_MISMATCH,
+            'Another decision for this approval is in progress; approvals are used once.',
+          ),
+        });
+      seen.add(c.approval.approvalId);
+    });
+    if (first.failures.length > 0) refuse(first.failures.sort((a, b) => a.index - b.index));
+    const checked = first.checked as NonNullable<(typeof first.checked)[number]>[];
+    for (const c of checked) this.deciding.add(c.approval.approvalId);
+    try {
+      // A target file that changed since its diff was shown: refuse, and revoke that approval.
+      const stale: { index: number; error: StudioError }[] = [];
+      checked.forEach((c, index) => {
+        const changed = inputs[index]!.approve ? this.changedTargets(c.call) : [];
+        if (changed.length === 0) return;
+        this.append(
+          c.session.sessionId,
+          revocationDrafts(
+            this.store,
+            c.approval,
+            `${changed.join(', ')} changed since the diff was shown`,
+          ),
+        );
+        this.tellRevoked(c.approval);
+        stale.push({
+          index,
+          error: new StudioError(
+            ErrorCode.APPROVAL_MISMATCH,
+            `${changed.join(', ')} changed on disk since the diff was shown; the approval was revoked and the call did not run.`,
+            { field: 'argumentHash', remediation: 'Ask again to see the current diff.' },
+          ),
+        });
+      });
+      if (stale.length > 0) refuse(stale);
+      const decisions = checked.map((c, index): ToolDecision => {
+        const reason = inputs[index]!.reason
+          ? inputs[index]!.reason!.slice(0, MAX_DECISION_REASON)
+          : null;
+        return {
+          sessionId: c.session.sessionId,
+          runId: c.approval.runId,
+          toolCallId: c.call.toolCallId,
+          toolName: c.call.toolName,
+          approvalId: c.approval.approvalId,
+          argumentHash: c.approval.argumentHash,
+          approved: inputs[index]!.approve,
+          reason,
+        };
+      });
+      for (const [index, decision] of decisions.entries()) {
+        const source = this.sources.get(checked[index]!.session.source);
+        if (ENGINE_TOOLS.has(decision.toolName) || !source?.deliverDecision) continue;
+        try {
+          await source.deliverDecision(decision);
+        } catch (error) {
+          refuse([
+            {
+              index,
+              error:
+                error instanceof StudioError
+                  ? error
+                  : new StudioError(ErrorCode.HOST_UNAVAILABLE, String(error)),
+            },
+          ]);
+        }
+      }
+      // Re-check after the awaits: an approval may have lapsed or the epoch moved meanwhile.
+      const again = checkAll();
+      if (again.failures.length > 0) refuse(again.failures);
+      this.store.transaction(() => {
+        for (const decision of decisions) {
+          const current = this.store.getApproval(decision.approvalId)!;
+          const base = { ...approvalFieldsOf(current), studioDecidedBy: decidedBy };
+          const call = this.store.getToolCall(decision.toolCallId)!;
+          if (decision.approved) {
+            this.append(decision.sessionId, [
+              { type: 'APPROVAL_GRANTED', status: 'GRANTED', ...base },
+            ]);
+          } else {
+            const who = decidedBy && decidedBy !== 'owner' ? decidedBy : 'a human';
+            this.append(decision.sessionId, [
+              {
+                type: 'APPROVAL_DENIED',
+                status: 'DENIED',
+                decisionReason: decision.reason,
+                ...base,
+              },
+              {
+                type: 'TOOL_DENIED',
+                runId: current.runId,
+                toolCallId: call.toolCallId,
+                toolName: call.toolName,
+                toolVersion: call.toolVersion,
+                status: 'DENIED',
+                error: {
+                  code: ErrorCode.APPROVAL_DENIED,
+                  message: decision.reason
+                    ? `Denied by ${who}: ${decision.reason}`
+                    : `Denied by ${who}.`,
+                  retryable: false,
+                },
+              },
+            ]);
+          }
+        }
+      });
+      // Let the mutation answer first; the tools run (or the runs end) right after.
+      setImmediate(() => {
+        for (const decision of decisions) this.afterDecision(decision);
+      });
+      return decisions.map((d) => this.store.getApproval(d.approvalId)!);
     } finally {
-      this.deciding.delete(key);
+      for (const c of checked) this.deciding.delete(c.approval.approvalId);
     }
   }
 
+  /** What follows a recorded decision: an engine tool runs (or its run ends); a source continues. */
+  private afterDecision(decision: ToolDecision): void {
+    try {
+      if (ENGINE_TOOLS.has(decision.toolName)) {
+        if (decision.approved) this.runEngineTool(decision.toolCallId);
+        else if (decision.runId)
+          this.endRun(
+            decision.sessionId,
+            decision.runId,
+            'RUN_FAILED',
+            'The tool call was denied.',
+            {
+              code: ErrorCode.APPROVAL_DENIED,
+              message: 'The tool call was denied.',
+            },
+          );
+      } else this.sourceOf(decision.sessionId)?.onDecisionRecorded?.(decision);
+    } catch (error) {
+      this.logger.error('after-decision step failed', {
+        toolCallId: decision.toolCallId,
+        error: String(error),
+      });
+    }
+  }
+
+  /** Whether the source of `call` can propose it again ("Ask again" on an expired or revoked card). */
+  canAskAgain(call: ToolCallRecord): boolean {
+    const approval = call.approvalId ? this.store.getApproval(call.approvalId) : null;
+    if (!approval || (approval.status !== 'EXPIRED' && approval.status !== 'REVOKED')) return false;
+    const session = this.store.getSession(call.sessionId);
+    if (!session || session.status !== 'ACTIVE' || session.currentRunId) return false;
+    if (agentsStopped(this.policy(session.appId))) return false;
+    const source = this.sources.get(session.source);
+    return source?.canAskAgain?.(this.sessionInfo(session), call) ?? false;
+  }
+
+  /** studioAskAgain: the source proposes the expired or revoked call again (a new run and call). */
+  async askAgain(input: {
+    sessionId: string;
+    clientEpoch: string;
+    toolCallId: string;
+    author?: string | null;
+  }): Promise<ApprovalRecord> {
+    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    this.requireOpen(session);
+    this.requireAgentsRunning(session.appId);
+    const call = this.store.getToolCall(input.toolCallId);
+    if (!call || call.sessionId !== session.sessionId)
+      throw new StudioError(
+        ErrorCode.TOOL_UNKNOWN,
+        `No tool call ${input.toolCallId} in this session.`,
+      );
+    if (!this.canAskAgain(call))
+      throw new StudioError(
+        ErrorCode.BAD_REQUEST,
+        'This call cannot be asked again now: only an expired or revoked call, between runs, of a source that can ask again.',
+        { field: 'toolCallId' },
+      );
+    const source = this.sources.get(session.source)!;
+    const approvalId = await source.askAgain!(this.sessionInfo(session), call, {
+      author: input.author ?? null,
+    });
+    const approval = this.store.getApproval(approvalId);
+    if (!approval) throw new Error('the source did not ask again');
+    return approval;
+  }
+
   private checkDecidable(approval: ApprovalRecord, argumentHash: string): void {
+    if (approval.status === 'REVOKED')
+      throw new StudioError(
+        ErrorCode.APPROVAL_REVOKED,
+        `The approval was revoked${approval.decisionReason ? ` (${approval.decisionReason.replace(/^Revoked: /, '').replace(/\.$/, '')})` : ''}; the call will not run.`,
+        { remediation: 'Ask again if the agent should propose it anew.' },
+      );
     if (
       approval.status === 'EXPIRED' ||
       (approval.status === 'PENDING' && Date.parse(approval.expiresAt) <= this.now())
@@ -1242,6 +1710,7 @@ export class Engine {
    * proposes project.checkpoint.restore and returns its PENDING approval.
    */
   requestRestore(input: {
+    requestedBy?: string | null;
     sessionId: string;
     clientEpoch: string;
     checkpointId: string;
@@ -1267,6 +1736,7 @@ export class Engine {
       },
       safeSummary: summary,
       reasons: ['Restore replaces the current project snapshot.'],
+      askedBy: input.requestedBy ?? null,
     });
   }
 

@@ -77,6 +77,24 @@ export interface ToolResultEnvelopeValue {
   finishedAt: string;
 }
 
+/** One file of a proposal diff: the file on disk (`beforeHash`, null when absent) against the change. */
+export interface ProposalDiffFileValue {
+  path: string;
+  beforeHash: string | null;
+  afterHash: string | null;
+  added: number;
+  removed: number;
+  /** Unified-diff hunks (no file header), bounded; rendered as text, never as HTML. */
+  hunks: string;
+  truncated: boolean;
+  binary: boolean;
+}
+
+export interface ProposalDiffValue {
+  files: ProposalDiffFileValue[];
+  truncated: boolean;
+}
+
 export interface QuestionValue {
   questionId: string;
   sessionId: string;
@@ -114,6 +132,8 @@ export interface LifecycleDraft extends DraftBase {
   replayAfterSeq?: string | null;
   reason?: string | null;
   contextVersion?: string | null;
+  /** Studio: the reviewer whose token attached (CLIENT_ATTACHED). */
+  studioReviewer?: string | null;
 }
 
 export interface MessageDraft extends DraftBase {
@@ -121,6 +141,8 @@ export interface MessageDraft extends DraftBase {
   messageId: string;
   role: 'USER' | 'ASSISTANT';
   content: string;
+  /** Studio: the reviewer who sent a USER_MESSAGE through the studio. */
+  studioAuthor?: string | null;
 }
 
 export interface RunDraft extends DraftBase {
@@ -170,6 +192,8 @@ export interface ToolDraft extends DraftBase {
   deadline?: string | null;
   /** Studio: who asked (a foreign runtime's subagent), shown on the card. */
   askedBy?: string | null;
+  /** Studio: the server-computed diff of a file-writing proposal (TOOL_PROPOSED). */
+  studioDiff?: ProposalDiffValue | null;
 }
 
 export interface ApprovalDraft extends DraftBase {
@@ -190,6 +214,11 @@ export interface ApprovalDraft extends DraftBase {
   /** Studio: the decision was made by the source on its own (no human could decide). */
   automatic?: boolean;
   decisionReason?: string | null;
+  /** Studio: the approval rule that made this decision. */
+  studioRuleId?: string | null;
+  studioRuleName?: string | null;
+  /** Studio: the reviewer who decided (or revoked) it. */
+  studioDecidedBy?: string | null;
 }
 
 export interface LeaseDraft extends DraftBase {

@@ -135,6 +135,7 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
       if (event.resultJson) call.resultJson = event.resultJson;
       if (event.error) call.error = event.error;
       if (event.askedBy) call.askedBy = event.askedBy;
+      if (event.studioDiff) call.diff = event.studioDiff;
       call.steps.push({ seq: event.seq, type: event.type, status: event.status, at });
       store.putToolCall(call);
       return;
@@ -167,6 +168,9 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
       if (event.decisionReason !== undefined)
         approval.decisionReason = event.decisionReason ?? null;
       if (event.automatic) approval.automatic = true;
+      if (event.studioRuleId !== undefined) approval.ruleId = event.studioRuleId ?? null;
+      if (event.studioRuleName !== undefined) approval.ruleName = event.studioRuleName ?? null;
+      if (event.studioDecidedBy !== undefined) approval.decidedBy = event.studioDecidedBy ?? null;
       store.putApproval(approval);
       const call = store.getToolCall(event.toolCallId);
       if (call) {

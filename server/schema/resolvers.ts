@@ -24,6 +24,15 @@ import { eventStream, sessionUpdates } from './subscriptions.ts';
 import { toolsForMode } from '../engine/toolRegistry.ts';
 import { chargeRows, checkArguments, checkEventPage, checkSetModeProject } from './inputLimits.ts';
 import {
+  buildRule,
+  revokeRule,
+  updateRule,
+  type CreateRuleInput,
+  type UpdateRuleInput,
+} from '../engine/approvalRules.ts';
+import { policyView } from '../engine/agentPolicy.ts';
+import { ruleView } from './ruleViews.ts';
+import {
   CHECKPOINTS_PAGE_DEFAULT,
   CHECKPOINTS_PAGE_MAX,
   ErrorCode,
@@ -37,6 +46,8 @@ import type { AgentMode } from '../../protocol/events.ts';
 
 export interface StudioContext {
   engine: Engine;
+  /** The reviewer behind the request's token (`owner` for STUDIO_TOKEN); null in tests that build a context by hand. */
+  reviewer?: string | null;
 }
 
 type Args = Record<string, unknown>;
@@ -246,6 +257,29 @@ const Query: Record<string, Resolver> = {
   },
   studioSources: (_p, _a, { engine }) => engine.sourceList(),
   studioProjects: (_p, _a, { engine }) => engine.listProjects().map(projectView),
+  crowdyStudioAgentPolicy: (_p, a, { engine }) => {
+    engine.requireApp(a.appId as string);
+    return policyView(engine.policy(a.appId as string), 'APP');
+  },
+  crowdyStudioAgentEffectivePolicy: (_p, a, { engine }) => {
+    engine.requireApp(a.appId as string);
+    return policyView(engine.policy(a.appId as string), 'EFFECTIVE');
+  },
+  studioApprovalRules: (_p, a, { engine }) => {
+    engine.requireApp(a.appId as string);
+    return engine.store.listApprovalRules(a.appId as string).map((r) => ruleView(r, engine.now()));
+  },
+  studioDecidedApprovals: (_p, a, { engine }) => {
+    engine.requireApp(a.appId as string);
+    const first = pageSize(a.first, 20, 100);
+    return engine.store.listDecidedApprovals(first).flatMap((ap) => {
+      const s = engine.store.getSession(ap.sessionId);
+      const call = engine.store.getToolCall(ap.toolCallId);
+      return s && call && s.appId === a.appId
+        ? [{ session: sessionView(s), toolCall: toolCallView(call), approval: approvalView(ap) }]
+        : [];
+    });
+  },
   studioToolCall: (_p, a, { engine }) => {
     const call = engine.store.getToolCall(a.toolCallId as string);
     return call ? toolCallView(call) : null;
@@ -259,10 +293,13 @@ const Query: Record<string, Resolver> = {
   },
 };
 
-function mutation(operation: string, run: (input: Input, engine: Engine) => unknown): Resolver {
-  return (_p, a, { engine }) => {
+function mutation(
+  operation: string,
+  run: (input: Input, engine: Engine, reviewer: string | null) => unknown,
+): Resolver {
+  return (_p, a, { engine, reviewer }) => {
     const input = a.input as Input;
-    return engine.idempotent(operation, input, () => run(input, engine));
+    return engine.idempotent(operation, input, () => run(input, engine, reviewer ?? null));
   };
 }
 
@@ -279,10 +316,11 @@ const Mutation: Record<string, Resolver> = {
       }),
     ),
   ),
-  crowdyStudioAgentAttachClient: mutation('AttachClient', (i, e) => {
+  crowdyStudioAgentAttachClient: mutation('AttachClient', (i, e, by) => {
     const out = e.attach({
       sessionId: str(i, 'sessionId'),
       clientInstanceId: (i.clientInstanceId as string | null) ?? null,
+      reviewer: by,
     });
     return {
       session: sessionView(out.session),
@@ -311,21 +349,73 @@ const Mutation: Record<string, Resolver> = {
   crowdyStudioAgentHeartbeat: mutation('Heartbeat', (i, e) =>
     e.heartbeat({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') }),
   ),
-  crowdyStudioAgentSendMessage: mutation('SendMessage', async (i, e) => {
+  crowdyStudioAgentSendMessage: mutation('SendMessage', async (i, e, by) => {
     const runId = await e.sendMessage({
       sessionId: str(i, 'sessionId'),
       clientEpoch: str(i, 'clientEpoch'),
       content: str(i, 'content'),
+      author: by,
     });
     const run = e.store.getRun(runId);
     if (!run) throw new StudioError(ErrorCode.HOST_UNAVAILABLE, 'The runtime did not start a run.');
     return runView(run);
   }),
-  crowdyStudioAgentApproveTool: mutation('ApproveTool', async (i, e) =>
-    approvalView(await e.decide(decideInput(i), true)),
+  crowdyStudioAgentApproveTool: mutation('ApproveTool', async (i, e, by) =>
+    approvalView(await e.decide(decideInput(i), true, by)),
   ),
-  crowdyStudioAgentRejectTool: mutation('RejectTool', async (i, e) =>
-    approvalView(await e.decide(decideInput(i), false)),
+  crowdyStudioAgentRejectTool: mutation('RejectTool', async (i, e, by) =>
+    approvalView(await e.decide(decideInput(i), false, by)),
+  ),
+  studioDecideTools: mutation('StudioDecideTools', async (i, e, by) => {
+    const decisions = (i.decisions as Input[]).map((d) => ({
+      ...decideInput(d),
+      approve: d.approve === true,
+    }));
+    return (await e.decideBatch(decisions, by)).map(approvalView);
+  }),
+  studioAskAgain: mutation('StudioAskAgain', async (i, e, by) =>
+    approvalView(
+      await e.askAgain({
+        sessionId: str(i, 'sessionId'),
+        clientEpoch: str(i, 'clientEpoch'),
+        toolCallId: str(i, 'toolCallId'),
+        author: by,
+      }),
+    ),
+  ),
+  studioCreateApprovalRule: mutation('StudioCreateApprovalRule', (i, e, by) => {
+    const { idempotencyKey, ...rest } = i;
+    void idempotencyKey;
+    const rule = buildRule(e.store, rest as unknown as CreateRuleInput, e.iso(), by);
+    e.store.putApprovalRule(rule);
+    return ruleView(rule, e.now());
+  }),
+  studioUpdateApprovalRule: mutation('StudioUpdateApprovalRule', (i, e) => {
+    const { idempotencyKey, ...rest } = i;
+    void idempotencyKey;
+    return ruleView(updateRule(e.store, rest as unknown as UpdateRuleInput, e.iso()), e.now());
+  }),
+  studioRevokeApprovalRule: mutation('StudioRevokeApprovalRule', (i, e, by) =>
+    ruleView(revokeRule(e.store, str(i, 'ruleId'), e.iso(), by), e.now()),
+  ),
+  setCrowdyStudioAgentPolicy: mutation('SetAgentPolicy', async (i, e, by) =>
+    policyView(
+      await e.setPolicy(
+        {
+          appId: str(i, 'appId'),
+          expectedRevision: str(i, 'expectedRevision'),
+          enabled: (i.enabled as boolean | null) ?? null,
+          killSwitch: (i.killSwitch as boolean | null) ?? null,
+          ...(i.disableReasonCode !== undefined
+            ? { disableReasonCode: i.disableReasonCode as string | null }
+            : {}),
+          ...(i.disableReason !== undefined
+            ? { disableReason: i.disableReason as string | null }
+            : {}),
+        },
+        by,
+      ),
+    ),
   ),
   crowdyStudioAgentToolResult: mutation('ToolResult', (i, e) => {
     e.requireAttached(str(i, 'sessionId'), str(i, 'clientEpoch'));
@@ -396,9 +486,10 @@ const Mutation: Record<string, Resolver> = {
       }),
     ),
   ),
-  studioRequestCheckpointRestore: mutation('StudioRequestCheckpointRestore', (i, e) =>
+  studioRequestCheckpointRestore: mutation('StudioRequestCheckpointRestore', (i, e, by) =>
     approvalView(
       e.requestRestore({
+        requestedBy: by,
         sessionId: str(i, 'sessionId'),
         clientEpoch: str(i, 'clientEpoch'),
         checkpointId: str(i, 'checkpointId'),
@@ -535,12 +626,20 @@ const linked = {
       engine.checkpointsSupported(s.sessionId).supported,
     registryDigest: (s: SessionView, _a: Args, { engine }: StudioContext) =>
       engine.registryDigestFor(s.mode as AgentMode),
+    studioControlledBy: (s: SessionView, _a: Args, { engine }: StudioContext) =>
+      engine.controllerOf(s.sessionId)?.reviewer ?? null,
+    studioControlledSince: (s: SessionView, _a: Args, { engine }: StudioContext) =>
+      engine.controllerOf(s.sessionId)?.since ?? null,
   },
   AgentApproval: {
     studioToolCall: (a: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) =>
       toolCallOnce(a.toolCallId as string, ctx, info),
   },
   StudioToolCall: {
+    studioCanAskAgain: (c: Obj, _a: Args, { engine }: StudioContext) => {
+      const call = engine.store.getToolCall(c.toolCallId as string);
+      return call ? engine.canAskAgain(call) : false;
+    },
     approval: (c: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) =>
       c._approvalId ? approvalOnce(c._approvalId as string, ctx, info) : null,
   },

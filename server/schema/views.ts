@@ -130,6 +130,9 @@ export function approvalView(a: ApprovalRecord) {
     studioDecidedAt: a.decidedAt,
     studioDecisionReason: a.decisionReason,
     studioAutomatic: a.automatic,
+    studioRuleId: a.ruleId ?? null,
+    studioRuleName: a.ruleName ?? null,
+    studioDecidedBy: a.decidedBy ?? null,
   };
 }
 
@@ -149,6 +152,7 @@ export function toolCallView(c: ToolCallRecord) {
     resultJson: c.resultJson,
     error: c.error,
     askedBy: c.askedBy,
+    studioDiff: c.diff ?? null,
     proposedAt: c.proposedAt,
     updatedAt: c.updatedAt,
     steps: c.steps,

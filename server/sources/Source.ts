@@ -8,6 +8,7 @@
  * the outcome as events. A hook that throws a StudioError refuses the action; nothing is recorded.
  */
 import type { EventDraft, QuestionValue, StoredEvent } from '../engine/eventDrafts.ts';
+import type { ToolCallRecord } from '../store/records.ts';
 import type { AgentMode, ApprovalStatus } from '../../protocol/events.ts';
 import type { Logger } from '../logger.ts';
 
@@ -92,14 +93,38 @@ export interface Source {
   readonly steersActiveRun?: boolean;
   start(host: SourceHost): Promise<void>;
   stop(): Promise<void>;
-  /** A user message; returns the run it started (the source appends the events). */
-  sendMessage?(session: SessionInfo, content: string): Promise<{ runId: string }>;
+  /**
+   * A user message; returns the run it started (the source appends the events). `author` is the
+   * reviewer who sent it (record it as `studioAuthor` on USER_MESSAGE).
+   */
+  sendMessage?(
+    session: SessionInfo,
+    content: string,
+    options?: { author: string | null },
+  ): Promise<{ runId: string }>;
   /** Delivers an approve/deny to the runtime before the engine records it. */
   deliverDecision?(decision: ToolDecision): Promise<void>;
   /** Called after the engine committed a decision (the demo agent continues its run here). */
   onDecisionRecorded?(decision: ToolDecision): void;
   /** An approval lapsed (APPROVAL_EXPIRED committed). */
   onApprovalExpired?(decision: Omit<ToolDecision, 'approved' | 'reason'>): void;
+  /**
+   * An approval was revoked (APPROVAL_DENIED with status REVOKED committed): its run ended, the
+   * session was paused or closed, the call was withdrawn, the kill switch, or a target changed.
+   * A source waiting on it stops waiting; it must not report the call as denied by a human.
+   */
+  onApprovalRevoked?(decision: Omit<ToolDecision, 'approved' | 'reason'>): void;
+  /**
+   * Whether the source can propose this expired or revoked call again (between runs). With
+   * `askAgain`, the card offers "Ask again".
+   */
+  canAskAgain?(session: SessionInfo, call: ToolCallRecord): boolean;
+  /** Proposes the call again (a new run and tool call); returns the new approvalId. */
+  askAgain?(
+    session: SessionInfo,
+    call: ToolCallRecord,
+    options: { author: string | null },
+  ): Promise<string>;
   cancelRun?(session: SessionInfo, runId: string): Promise<void>;
   /** Delivers an answer to a question card before the engine records it. */
   deliverAnswer?(answer: QuestionAnswer): Promise<void>;

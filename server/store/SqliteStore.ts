@@ -3,6 +3,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Store } from './Store.ts';
 import type {
   ApprovalRecord,
+  ApprovalRuleRecord,
   BudgetRecord,
   CheckpointRecord,
   ClientRecord,
@@ -59,6 +60,10 @@ CREATE TABLE IF NOT EXISTS restore_jobs (tool_call_id TEXT PRIMARY KEY, state TE
 CREATE TABLE IF NOT EXISTS questions (
   session_id TEXT NOT NULL, question_id TEXT NOT NULL, state TEXT NOT NULL, PRIMARY KEY (session_id, question_id));
 CREATE TABLE IF NOT EXISTS budgets (session_id TEXT PRIMARY KEY, state TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS approval_rules (
+  rule_id TEXT PRIMARY KEY, ord INTEGER NOT NULL UNIQUE, app_id TEXT NOT NULL, state TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS approval_rules_app ON approval_rules (app_id, ord);
+CREATE INDEX IF NOT EXISTS approvals_decided ON approvals (status, json_extract(state, '$.decidedAt'));
 `;
 
 type Row = { state: string };
@@ -122,6 +127,16 @@ export class SqliteStore implements Store {
       pendingOf: s(
         "SELECT state FROM approvals WHERE status = 'PENDING' AND session_id = ? ORDER BY expires_at, approval_id",
       ),
+      decided: s(
+        "SELECT state FROM approvals WHERE status <> 'PENDING' ORDER BY json_extract(state, '$.decidedAt') DESC, approval_id LIMIT ?",
+      ),
+      getRule: s('SELECT state FROM approval_rules WHERE rule_id = ?'),
+      putRule: s(
+        `INSERT INTO approval_rules (rule_id, ord, app_id, state)
+         VALUES (?, (SELECT coalesce(max(ord), 0) + 1 FROM approval_rules), ?, ?)
+         ON CONFLICT (rule_id) DO UPDATE SET state = excluded.state`,
+      ),
+      listRules: s('SELECT state FROM approval_rules WHERE app_id = ? ORDER BY ord'),
       getLease: s('SELECT state FROM leases WHERE lease_id = ?'),
       putLease: s(
         'INSERT OR REPLACE INTO leases (lease_id, session_id, status, state) VALUES (?, ?, ?, ?)',
@@ -287,6 +302,24 @@ export class SqliteStore implements Store {
       sessionId === null ? this.stmt('pendingAll').all() : this.stmt('pendingOf').all(sessionId)
     ) as Row[];
     return rows.map((r) => JSON.parse(r.state) as ApprovalRecord);
+  }
+
+  listDecidedApprovals(limit: number): ApprovalRecord[] {
+    return (this.stmt('decided').all(limit) as Row[]).map(
+      (r) => JSON.parse(r.state) as ApprovalRecord,
+    );
+  }
+
+  getApprovalRule(ruleId: string): ApprovalRuleRecord | null {
+    return parse(this.stmt('getRule').get(ruleId) as Row | undefined);
+  }
+  putApprovalRule(r: ApprovalRuleRecord): void {
+    this.stmt('putRule').run(r.ruleId, r.appId, JSON.stringify(r));
+  }
+  listApprovalRules(appId: string): ApprovalRuleRecord[] {
+    return (this.stmt('listRules').all(appId) as Row[]).map(
+      (r) => JSON.parse(r.state) as ApprovalRuleRecord,
+    );
   }
 
   getLease(id: string): LeaseRecord | null {

@@ -9,6 +9,7 @@
  */
 import type {
   ApprovalRecord,
+  ApprovalRuleRecord,
   BudgetRecord,
   CheckpointRecord,
   ClientRecord,
@@ -55,6 +56,13 @@ export interface Store {
   putApproval(record: ApprovalRecord): void;
   /** PENDING approvals, soonest to expire first; of one session or of all. */
   listPendingApprovals(sessionId: string | null): ApprovalRecord[];
+  /** Approvals that are no longer PENDING, most recently decided first, at most `limit`. */
+  listDecidedApprovals(limit: number): ApprovalRecord[];
+
+  getApprovalRule(ruleId: string): ApprovalRuleRecord | null;
+  putApprovalRule(record: ApprovalRuleRecord): void;
+  /** Every rule of an app (active and revoked), oldest first. */
+  listApprovalRules(appId: string): ApprovalRuleRecord[];
 
   getLease(leaseId: string): LeaseRecord | null;
   putLease(record: LeaseRecord): void;

@@ -15,6 +15,7 @@ import type {
 import type {
   AgentErrorValue,
   BudgetValue,
+  ProposalDiffValue,
   CheckpointFileValue,
   QuestionValue,
 } from '../engine/eventDrafts.ts';
@@ -90,6 +91,8 @@ export interface ToolCallRecord {
   error: AgentErrorValue | null;
   approvalId: string | null;
   askedBy: string | null;
+  /** The server-computed line diff of a proposed file change (bound into argumentHash). */
+  diff?: ProposalDiffValue | null;
   proposedAt: string;
   updatedAt: string;
   steps: ToolCallStep[];
@@ -109,6 +112,40 @@ export interface ApprovalRecord {
   decidedAt: string | null;
   decisionReason: string | null;
   automatic: boolean;
+  /** The approval rule that decided it (absent in records written before rules existed). */
+  ruleId?: string | null;
+  ruleName?: string | null;
+  /** The reviewer whose token made the decision (null: a rule, the runtime or the engine). */
+  decidedBy?: string | null;
+}
+
+/** A scoped "always allow / always deny" rule (server/engine/approvalRules.ts). */
+export interface ApprovalRuleRecord {
+  ruleId: string;
+  appId: string;
+  name: string;
+  effect: 'ALLOW' | 'DENY';
+  toolName: string;
+  match:
+    | { kind: 'ANY' }
+    | { kind: 'EXACT_ARGUMENTS'; argumentsJson: string }
+    | { kind: 'ARGUMENT_PREFIX'; argumentName: string; argumentPrefix: string };
+  scope:
+    | { kind: 'STUDIO' }
+    | { kind: 'SESSION'; sessionId: string }
+    | { kind: 'PROJECT'; projectId: string }
+    | { kind: 'SOURCE'; sourceId: string };
+  allowDestructive: boolean;
+  expiresAt: string | null;
+  status: 'ACTIVE' | 'REVOKED';
+  createdAt: string;
+  createdBy: string | null;
+  updatedAt: string;
+  revokedAt: string | null;
+  revokedBy: string | null;
+  matchCount: number;
+  lastUsedAt: string | null;
+  lastToolCallId: string | null;
 }
 
 export interface LeaseRecord {
@@ -159,6 +196,9 @@ export interface ClientRecord {
   lastHeartbeatMs: number;
   ackedSeq: string;
   attached: boolean;
+  /** Who attached (the reviewer name of the token), and when. Absent in older records. */
+  reviewer?: string | null;
+  attachedAt?: string | null;
 }
 
 export interface IdempotencyRecord {

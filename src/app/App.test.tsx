@@ -169,7 +169,7 @@ describe('App', () => {
     const card = await screen.findByRole('article', { name: /Tool call workspace\.file\.patch/ });
     // The card is the tool-calls feature's own, rendered through the app's render prop.
     expect(await within(card).findByRole('button', { name: /Approve/ })).toBeTruthy();
-    expect(screen.getByText(/Watching\. Your first action/)).toBeTruthy();
+    expect(screen.getByText(/Nobody controls this session now/)).toBeTruthy();
   });
 
   it('has no serious or critical axe violations', async () => {

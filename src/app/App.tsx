@@ -3,17 +3,24 @@ import { Suspense, useEffect } from 'react';
 // initial chunk.
 import { useBackgroundApprovalNotifications } from '../features/approvals/useApprovalNotifier.ts';
 import { useInboxCount } from '../features/approvals/useInboxCount.ts';
+import { useApprovalCountInTitle } from '../features/approvals/useCountInTitle.ts';
+import { KillSwitch } from '../features/policy/KillSwitch.tsx';
 import { ConnectionBadge } from '../features/connection/ConnectionBadge.tsx';
 import { SessionsSidebar } from '../features/sessions/SessionsSidebar.tsx';
 import type { ConnectionStore } from '../graphql/connectionStore.ts';
 import { Link } from '../ui/router.tsx';
 import { ThemeToggle } from '../ui/ThemeToggle.tsx';
 import { sessionHref } from './paths.ts';
-import { InboxScreen, SessionScreen } from './lazyRoutes.tsx';
+import { InboxScreen, RulesScreen, SessionScreen } from './lazyRoutes.tsx';
 import { useRoute, type Route } from './routes.ts';
 
 function BackgroundNotifications() {
   useBackgroundApprovalNotifications();
+  return null;
+}
+
+function CountInTitle() {
+  useApprovalCountInTitle();
   return null;
 }
 
@@ -94,6 +101,8 @@ function RouteView({ route }: { route: Route }) {
       return <SessionScreen sessionId={route.sessionId} view="checkpoints" />;
     case 'inbox':
       return <InboxScreen />;
+    case 'rules':
+      return <RulesScreen />;
     case 'notFound':
       return <NotFound path={route.path} />;
   }
@@ -118,15 +127,24 @@ export function App({ connection }: { connection: ConnectionStore }) {
         >
           Agent Studio
         </Link>
-        <nav aria-label="Main">
+        <nav aria-label="Main" className="flex items-center gap-1">
           <InboxLink current={route.name === 'inbox'} />
+          <Link
+            to="/rules"
+            aria-current={route.name === 'rules' ? 'page' : undefined}
+            className="rounded px-2 py-1 text-sm font-medium text-slate-800 hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 aria-[current=page]:underline dark:text-slate-100 dark:hover:bg-slate-800"
+          >
+            Rules
+          </Link>
         </nav>
         <div className="ml-auto flex min-w-0 items-center gap-3">
+          <KillSwitch />
           <ConnectionBadge store={connection} />
           <ThemeToggle />
         </div>
       </header>
       {route.name === 'inbox' ? null : <BackgroundNotifications />}
+      <CountInTitle />
       <div className="flex min-h-0 flex-1">
         <aside
           aria-label="Sessions"

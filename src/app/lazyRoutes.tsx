@@ -23,6 +23,10 @@ export const InboxScreen = lazy(() =>
   import('./InboxScreen.tsx').then((m) => ({ default: m.InboxScreen })),
 );
 
+export const RulesScreen = lazy(() =>
+  import('./RulesScreen.tsx').then((m) => ({ default: m.RulesScreen })),
+);
+
 export const CheckpointBrowserPage = lazy(() =>
   import('../features/checkpoints/index.ts').then((m) => ({ default: m.CheckpointBrowserPage })),
 );
@@ -32,6 +36,7 @@ export async function preloadRoutes(): Promise<void> {
   await Promise.all([
     import('./SessionScreen.tsx'),
     import('./InboxScreen.tsx'),
+    import('./RulesScreen.tsx'),
     import('../features/checkpoints/index.ts'),
   ]);
 }

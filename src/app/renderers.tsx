@@ -1,5 +1,9 @@
 import { QuestionCard } from '../features/questions/index.ts';
-import { ToolCallCard } from '../features/tool-calls/index.ts';
+import { RuleActions } from '../features/rules/index.ts';
+import { ToolCallCard, type RenderRuleActions } from '../features/tool-calls/index.ts';
+
+/** "Always allow…" / "Always deny…" on every card: the rules feature's editor, prefilled. */
+const renderRuleActions: RenderRuleActions = (seed) => <RuleActions seed={seed} />;
 
 /**
  * Cards that live in other features, as the timeline, the inbox and the checkpoint browser
@@ -11,7 +15,13 @@ export const renderToolCall = ({
 }: {
   toolCallId: string;
   sessionId: string;
-}) => <ToolCallCard toolCallId={toolCallId} sessionId={sessionId} />;
+}) => (
+  <ToolCallCard
+    toolCallId={toolCallId}
+    sessionId={sessionId}
+    renderRuleActions={renderRuleActions}
+  />
+);
 
 export const renderQuestion = ({
   questionId,

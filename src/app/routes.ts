@@ -7,6 +7,7 @@ export type Route =
   | { name: 'event'; sessionId: string; seq: string }
   | { name: 'checkpoints'; sessionId: string }
   | { name: 'inbox' }
+  | { name: 'rules' }
   | { name: 'notFound'; path: string };
 
 const SEQ = /^(0|[1-9][0-9]{0,39})$/;
@@ -24,6 +25,7 @@ export function parseRoute(pathname: string): Route {
   const parts = pathname.split('/').filter(Boolean);
   if (parts.length === 0) return { name: 'home' };
   if (parts.length === 1 && parts[0] === 'inbox') return { name: 'inbox' };
+  if (parts.length === 1 && parts[0] === 'rules') return { name: 'rules' };
   if (parts[0] === 'sessions' && parts[1]) {
     const sessionId = decode(parts[1]);
     if (sessionId !== null) {
@@ -45,6 +47,8 @@ export function pathOf(route: Route): string {
       return '/';
     case 'inbox':
       return '/inbox';
+    case 'rules':
+      return '/rules';
     case 'session':
       return `/sessions/${encodeURIComponent(route.sessionId)}`;
     case 'checkpoints':

@@ -3,6 +3,7 @@ import { useMemo, useSyncExternalStore } from 'react';
 import { useClient } from 'urql';
 import { ErrorCode, HEARTBEAT_INTERVAL_MS } from '../../protocol/contract.ts';
 import { graphql } from './graphql.ts';
+import { startTicker, type Ticker } from './ticker.ts';
 
 /** Where this tab stands with one session: watching, taking control, in control, or fenced. */
 export type SessionControlState = 'observer' | 'attaching' | 'attached' | 'fenced' | 'error';
@@ -13,6 +14,8 @@ export interface SessionControlSnapshot {
   clientEpoch: string | null;
   /** Why the last attach or heartbeat failed, or why control was lost. */
   error: string | null;
+  /** Said once per browser, right after this tab first took control (dismissNotice() hides it). */
+  notice: string | null;
 }
 
 export interface SessionControl extends SessionControlSnapshot {
@@ -22,6 +25,23 @@ export interface SessionControl extends SessionControlSnapshot {
   takeControl(): Promise<string>;
   /** Stops heartbeating and goes back to watching. */
   release(): void;
+  dismissNotice(): void;
+}
+
+/** The one-time notice of the control model (every action attaches the same way). */
+export const CONTROL_NOTICE =
+  'This tab now controls the session: your action attached it, as every action does. Other tabs and clients are fenced and only watch until one of them takes control; this tab keeps control while it is open, even in the background.';
+
+const NOTICE_KEY = 'agent-studio:control-notice-seen';
+
+function takeNotice(): string | null {
+  try {
+    if (localStorage.getItem(NOTICE_KEY)) return null;
+    localStorage.setItem(NOTICE_KEY, '1');
+  } catch {
+    // No storage: say it (this tab may say it again next time).
+  }
+  return CONTROL_NOTICE;
 }
 
 export const AttachClientMutation = graphql(`
@@ -109,7 +129,7 @@ const FENCED_MESSAGE =
 
 interface Entry extends SessionControlSnapshot {
   attaching: Promise<string> | null;
-  timer: ReturnType<typeof setInterval> | null;
+  timer: Ticker | null;
   watch: { unsubscribe(): void } | null;
   generation: number;
   listeners: Set<() => void>;
@@ -143,6 +163,7 @@ export class AttachmentStore {
         state: 'observer',
         clientEpoch: null,
         error: null,
+        notice: null,
         attaching: null,
         timer: null,
         watch: null,
@@ -164,11 +185,17 @@ export class AttachmentStore {
       cached &&
       cached.state === entry.state &&
       cached.clientEpoch === entry.clientEpoch &&
-      cached.error === entry.error
+      cached.error === entry.error &&
+      cached.notice === entry.notice
     ) {
       return cached;
     }
-    const snapshot = { state: entry.state, clientEpoch: entry.clientEpoch, error: entry.error };
+    const snapshot = {
+      state: entry.state,
+      clientEpoch: entry.clientEpoch,
+      error: entry.error,
+      notice: entry.notice,
+    };
     this.snapshots.set(sessionId, snapshot);
     return snapshot;
   }
@@ -186,7 +213,7 @@ export class AttachmentStore {
   }
 
   private stop(entry: Entry): void {
-    if (entry.timer) clearInterval(entry.timer);
+    entry.timer?.stop();
     entry.timer = null;
     entry.watch?.unsubscribe();
     entry.watch = null;
@@ -212,6 +239,10 @@ export class AttachmentStore {
     this.stop(entry);
     entry.attaching = null;
     this.update(sessionId, { state: 'observer', clientEpoch: null, error: null });
+  }
+
+  dismissNotice(sessionId: string): void {
+    this.update(sessionId, { notice: null });
   }
 
   /** Called when any operation of this session was refused as AGENT_CLIENT_EPOCH_STALE. */
@@ -259,7 +290,12 @@ export class AttachmentStore {
           throw new Error(message);
         }
         const epoch = attachment.clientEpoch;
-        this.update(sessionId, { state: 'attached', clientEpoch: epoch, error: null });
+        this.update(sessionId, {
+          state: 'attached',
+          clientEpoch: epoch,
+          error: null,
+          notice: takeNotice(),
+        });
         this.startHeartbeat(sessionId, epoch);
         this.watchSession(sessionId);
         return epoch;
@@ -289,7 +325,7 @@ export class AttachmentStore {
           }
         });
     };
-    entry.timer = setInterval(beat, this.heartbeatMs);
+    entry.timer = startTicker(this.heartbeatMs, beat);
   }
 
   private watchSession(sessionId: string): void {
@@ -342,6 +378,7 @@ export function useSessionControl(sessionId: string): SessionControl {
       ensureAttached: () => store.ensureAttached(sessionId),
       takeControl: () => store.takeControl(sessionId),
       release: () => store.release(sessionId),
+      dismissNotice: () => store.dismissNotice(sessionId),
     }),
     [snapshot, store, sessionId],
   );

@@ -167,6 +167,8 @@ function keys(): KeyingConfig {
     AgentToolCall: (d: DataFields) => d.toolCallId as string,
     StudioProject: (d: DataFields) => d.projectId as string,
     StudioSource: (d: DataFields) => d.sourceId as string,
+    StudioApprovalRule: (d: DataFields) => d.ruleId as string,
+    CrowdyStudioAgentPolicy: (d: DataFields) => `${String(d.kind)}:${String(d.appId)}`,
   });
   for (const typename of [
     'AgentError',
@@ -190,6 +192,9 @@ function keys(): KeyingConfig {
     'AgentEventAcknowledgement',
     'AgentToolDescriptor',
     'AgentToolDescriptorSet',
+    'StudioProposalDiff',
+    'StudioProposalDiffFile',
+    'StudioDecidedApproval',
   ]) {
     config[typename] = embedded;
   }
@@ -479,8 +484,17 @@ function refreshInboxIfChanged(cache: Cache, session: Row): void {
       if (typeof approvalId === 'string') cached.add(approvalId);
     }
     const same = cached.size === fresh.size && [...fresh].every((id) => cached.has(id as string));
-    if (!same) cache.invalidate('Query', field.fieldName, field.arguments ?? undefined);
+    if (!same) {
+      cache.invalidate('Query', field.fieldName, field.arguments ?? undefined);
+      invalidateField(cache, 'studioDecidedApprovals');
+    }
   }
+}
+
+function invalidateField(cache: Cache, fieldName: string): void {
+  for (const field of cache.inspectFields('Query'))
+    if (field.fieldName === fieldName)
+      cache.invalidate('Query', field.fieldName, field.arguments ?? undefined);
 }
 
 const noop = () => undefined;
@@ -521,6 +535,20 @@ function mutationUpdates(progress: CallProgress): NonNullable<UpdatesConfig['Mut
       repair(result, args, cache);
     },
     studioAnswerQuestion: noop,
+    // Decisions of many calls merge by key like one; the recent list is read again.
+    studioDecideTools: (result, args, cache) => {
+      repair(result, args, cache);
+      invalidateField(cache, 'studioDecidedApprovals');
+    },
+    // The new call arrives on the event stream; the old one's studioCanAskAgain turns false there.
+    studioAskAgain: noop,
+    studioCreateApprovalRule: (_result, _args, cache) =>
+      invalidateField(cache, 'studioApprovalRules'),
+    // Edits and revocations come back as the rule itself (normalized by ruleId).
+    studioUpdateApprovalRule: noop,
+    studioRevokeApprovalRule: noop,
+    // The policy is keyed by kind and appId; the answer replaces it in place.
+    setCrowdyStudioAgentPolicy: noop,
   };
 }
 

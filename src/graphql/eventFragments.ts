@@ -29,6 +29,9 @@ export const ApprovalFields = graphql(`
     studioDecidedAt
     studioDecisionReason
     studioAutomatic
+    studioRuleId
+    studioRuleName
+    studioDecidedBy
   }
 `);
 
@@ -58,6 +61,20 @@ export const ToolCallFields = graphql(
         ...ApprovalFields
       }
       askedBy
+      studioCanAskAgain
+      studioDiff {
+        truncated
+        files {
+          path
+          beforeHash
+          afterHash
+          added
+          removed
+          hunks
+          truncated
+          binary
+        }
+      }
       proposedAt
       updatedAt
       steps {

@@ -112,6 +112,9 @@ export function approval(over: Partial<ApprovalState> = {}): ApprovalState {
     studioDecidedAt: null,
     studioDecisionReason: null,
     studioAutomatic: false,
+    studioRuleId: null,
+    studioRuleName: null,
+    studioDecidedBy: null,
     ...over,
   } as ApprovalState;
 }
@@ -133,6 +136,8 @@ export function toolCall(over: Partial<ToolCallState> = {}): ToolCallState {
     error: null,
     approval: null,
     askedBy: null,
+    studioCanAskAgain: false,
+    studioDiff: null,
     proposedAt: at(1),
     updatedAt: at(1),
     steps: [],
@@ -361,6 +366,8 @@ export function session(over: Record<string, unknown> = {}) {
     sessionId: SESSION_ID,
     lastEventSeq: '0',
     currentClientEpoch: '0',
+    studioControlledBy: null,
+    studioControlledSince: null,
     ...over,
   };
 }

@@ -19,6 +19,9 @@ export function makeApproval(overrides: Record<string, unknown> = {}): Record<st
     studioDecidedAt: null,
     studioDecisionReason: null,
     studioAutomatic: false,
+    studioRuleId: null,
+    studioRuleName: null,
+    studioDecidedBy: null,
     studioToolCall: null,
     ...overrides,
   };
@@ -41,6 +44,8 @@ export function makeToolCall(overrides: Record<string, unknown> = {}): Record<st
     error: null,
     approval: null,
     askedBy: null,
+    studioCanAskAgain: false,
+    studioDiff: null,
     proposedAt: '2026-11-30T09:50:00.000Z',
     updatedAt: '2026-11-30T09:50:01.000Z',
     steps: [
@@ -101,6 +106,8 @@ export function makeSession(overrides: Record<string, unknown> = {}): Record<str
     appPolicyVersion: '1',
     contextVersion: 'ctx-1',
     currentClientEpoch: '0',
+    studioControlledBy: null,
+    studioControlledSince: null,
     clientEpoch: null,
     lastEventSeq: '12',
     activeRun: null,

@@ -100,10 +100,8 @@ describe('journey (b): approve one call, deny another', () => {
     await saveScreenshot(page, 'journey-b-pending-approval');
 
     await call.getByRole('button', { name: 'Approve', exact: true }).click();
-    // The first action says it fences other tabs and clients, once.
-    const notice = call.getByRole('alertdialog', { name: 'Attach to act' });
-    await expectVisible(notice.getByText(/Other tabs and clients on this session are fenced/));
-    await notice.getByRole('button', { name: 'Attach and approve' }).click();
+    // Approving attaches at once (no extra step) and says once what that means.
+    await expectVisible(page.getByText(/This tab now controls the session/).first());
 
     await expectVisible(call.getByText('Succeeded', { exact: true }));
     await expectVisible(call.getByText('Approved and used'));
@@ -164,7 +162,7 @@ describe('journey (b): approve one call, deny another', () => {
     expect(await call.getByLabel('Argument hash being approved', { exact: true }).innerText()).toBe(
       approval.argumentHash,
     );
-    await call.getByRole('button', { name: 'Deny…' }).click();
+    await call.getByRole('button', { name: 'Deny…', exact: true }).click();
     await call
       .getByRole('textbox', { name: /Reason for denying/ })
       .fill('Keep the scratch file for now');

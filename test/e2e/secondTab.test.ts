@@ -132,14 +132,14 @@ describe('journey (d): a second tab takes control', () => {
     await expectTimelineFollows(p1, approve1);
     expect(await approve1.isEnabled()).toBe(true);
 
-    // Tab 2 watches the same call, then acts: pausing the session makes it the controller.
+    // Tab 2 watches the same call, then takes control on purpose (pausing would revoke the
+    // pending approval, issue 10: a paused session has nothing to approve).
     await openSession(tab2);
     const card2 = p2.locator(`article[data-tool-call-id="${approval.toolCallId}"]`);
     await expectVisible(card2.getByText('Waiting for approval', { exact: true }));
     await expectVisible(controlBanner(p2).filter({ hasText: /^Watching\./ }));
-    await p2.getByRole('button', { name: 'Pause session' }).click();
+    await p2.getByRole('button', { name: 'Take control', exact: true }).click();
     await expectVisible(p2.getByText(/^This tab controls the session \(client epoch 2\)/));
-    await expectVisible(p2.getByRole('button', { name: 'Resume session' }));
 
     // Tab 1 hears of it at once: it says another tab took over and its decisions are off.
     const fenced1 = p1.getByRole('alert').filter({

@@ -14,6 +14,7 @@ import type { EventDraft, BudgetValue } from '../../engine/eventDrafts.ts';
 import { approvalFieldsOf } from '../../engine/recordDrafts.ts';
 import { StudioError } from '../../engine/StudioError.ts';
 import type { SessionInfo, Source, SourceHost, ToolDecision } from '../Source.ts';
+import type { ApprovalRecord, ToolCallRecord } from '../../store/records.ts';
 import { ProjectWorkspace } from '../../workspace/ProjectWorkspace.ts';
 import { canonicalJson } from '../../workspace/canonicalJson.ts';
 import { TERMINAL_RUN_STATUSES } from '../../../protocol/events.ts';
@@ -33,7 +34,8 @@ export const DEMO_PROJECTS = [
 ] as const;
 
 /** STOPPED: the studio is shutting down; the approval stays pending for the next start. */
-type Outcome = 'GRANTED' | 'DENIED' | 'EXPIRED' | 'STOPPED';
+/** REVOKED: what the call waited on ended (run, session, kill switch, a changed target). */
+type Outcome = 'GRANTED' | 'DENIED' | 'EXPIRED' | 'REVOKED' | 'STOPPED';
 
 interface Waiter {
   resolve: (outcome: Outcome) => void;
@@ -103,6 +105,7 @@ export class DemoAgent implements Source {
     this.ticker = setInterval(() => {
       const session = this.engine.store.getSession(sessionId);
       if (!session || session.currentRunId || session.status !== 'ACTIVE' || this.stopped) return;
+      if (this.engine.policy(session.appId).killSwitch) return;
       const content = messages[n % messages.length]!;
       n += 1;
       this.startRun(this.engine.sessionInfo(session), content);
@@ -110,15 +113,30 @@ export class DemoAgent implements Source {
     this.ticker.unref();
   }
 
-  async sendMessage(session: SessionInfo, content: string): Promise<{ runId: string }> {
-    return { runId: this.startRun(session, content) };
+  async sendMessage(
+    session: SessionInfo,
+    content: string,
+    options?: { author: string | null },
+  ): Promise<{ runId: string }> {
+    return { runId: this.startRun(session, content, { author: options?.author ?? null }) };
   }
 
   /** Appends USER_MESSAGE and RUN_STARTED now and runs the script in the background. */
-  startRun(session: SessionInfo, content: string, options: { stepMs?: number } = {}): string {
+  startRun(
+    session: SessionInfo,
+    content: string,
+    options: { stepMs?: number; author?: string | null } = {},
+  ): string {
     const runId = `run_${randomUUID()}`;
     this.append(session.sessionId, [
-      { type: 'USER_MESSAGE', runId, messageId: `msg_${randomUUID()}`, role: 'USER', content },
+      {
+        type: 'USER_MESSAGE',
+        runId,
+        messageId: `msg_${randomUUID()}`,
+        role: 'USER',
+        content,
+        ...(options.author ? { studioAuthor: options.author } : {}),
+      },
       { type: 'RUN_STARTED', runId },
     ]);
     const done = this.script(session.sessionId, runId, content, options.stepMs ?? this.stepMs)
@@ -150,12 +168,48 @@ export class DemoAgent implements Source {
       this.finishExpired(decision.sessionId, decision.runId, decision.toolCallId);
   }
 
-  async cancelRun(_session: SessionInfo, runId: string): Promise<void> {
-    // The engine records RUN_CANCELLED; a waiting script wakes up and sees the run is over.
-    for (const [approvalId, waiter] of this.waiters) {
-      const approval = this.engine.store.getApproval(approvalId);
-      if (approval?.runId === runId) waiter.resolve('DENIED');
-    }
+  onApprovalRevoked(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
+    this.waiters.get(decision.approvalId)?.resolve('REVOKED');
+  }
+
+  async cancelRun(): Promise<void> {
+    // The engine records RUN_CANCELLED and revokes the run's approvals first; a waiting script
+    // hears of it through onApprovalRevoked and sees that the run is over.
+  }
+
+  /** The demo can propose its delete again, in a new run, once the old one ended. */
+  canAskAgain(session: SessionInfo, call: ToolCallRecord): boolean {
+    return call.toolName === 'workspace.file.delete' && session.projectId !== null && !this.stopped;
+  }
+
+  async askAgain(
+    session: SessionInfo,
+    call: ToolCallRecord,
+    options: { author: string | null },
+  ): Promise<string> {
+    const paths = call.argumentsJson
+      ? ((JSON.parse(call.argumentsJson) as { paths?: string[] }).paths ?? [])
+      : [];
+    const runId = `run_${randomUUID()}`;
+    this.append(session.sessionId, [
+      {
+        type: 'RUN_STARTED',
+        runId,
+        reason: options.author ? `Asked again by ${options.author}` : 'Asked again',
+      },
+    ]);
+    const approval = this.proposeDelete(session.sessionId, runId, paths);
+    const done = this.settleDelete(session.sessionId, runId, approval, paths)
+      .then((outcome) => {
+        if (outcome === 'GRANTED' && !this.runOver(runId))
+          this.append(session.sessionId, [
+            { type: 'RUN_SUCCEEDED', runId, reason: 'Finished after asking again.' },
+          ]);
+      })
+      .catch((error: unknown) => this.failRun(session.sessionId, runId, error))
+      .finally(() => this.running.delete(runId));
+    this.running.set(runId, done);
+    return approval.approvalId;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -367,6 +421,7 @@ export class DemoAgent implements Source {
       expectedRevision: project.revision,
     };
     const session = this.engine.requireSession(sessionId);
+    const diffed = this.engine.proposalDiff(sessionId, changes);
     const base = { runId, toolCallId, toolName: 'workspace.file.patch', toolVersion: '1.0.0' };
     this.append(sessionId, [
       {
@@ -381,9 +436,11 @@ export class DemoAgent implements Source {
           'workspace.file.patch',
           args,
           session.contextVersion,
+          diffed?.targets,
         ),
         argumentsJson: canonicalJson(args),
         contextVersion: session.contextVersion,
+        ...(diffed ? { studioDiff: diffed.diff } : {}),
       },
       { ...base, type: 'TOOL_DISPATCHED', status: 'RUNNING', executor: 'SERVER' },
     ]);
@@ -407,9 +464,14 @@ export class DemoAgent implements Source {
 
   /** Proposes workspace.file.delete (approval REQUIRED) and waits for the decision or expiry. */
   private async askToDelete(sessionId: string, runId: string, paths: string[]): Promise<Outcome> {
+    const approval = this.proposeDelete(sessionId, runId, paths);
+    return this.settleDelete(sessionId, runId, approval, paths);
+  }
+
+  private proposeDelete(sessionId: string, runId: string, paths: string[]): ApprovalRecord {
     const project = this.engine.projectOfSession(sessionId);
     if (!project) throw new Error('no project');
-    const approval = this.engine.proposeWithApproval({
+    return this.engine.proposeWithApproval({
       sessionId,
       runId,
       toolName: 'workspace.file.delete',
@@ -419,26 +481,76 @@ export class DemoAgent implements Source {
         'Deleting files is always approval-gated.',
         'DESTRUCTIVE: the file content is only kept in the pre-image checkpoint.',
       ],
+      fileChanges: paths.map((path) => ({ path, content: null })),
     });
-    const outcome = await this.waitFor(approval.approvalId, runId);
-    if (outcome === 'GRANTED') this.executeDelete(sessionId, runId, approval.toolCallId, paths);
-    else if (outcome === 'DENIED' && !this.runOver(runId))
-      this.append(sessionId, [
-        {
-          type: 'RUN_FAILED',
-          runId,
-          reason: 'The human denied the tool call.',
-          code: ErrorCode.APPROVAL_DENIED,
-          error: {
+  }
+
+  /**
+   * Waits for the delete's decision (a rule may have made it already) and acts on it. A call
+   * revoked while the run goes on (the session was paused, a target changed) is asked again
+   * once the session runs.
+   */
+  private async settleDelete(
+    sessionId: string,
+    runId: string,
+    first: ApprovalRecord,
+    paths: string[],
+  ): Promise<Outcome> {
+    let approval = first;
+    for (;;) {
+      const outcome = await this.outcomeOf(approval, runId);
+      if (outcome === 'GRANTED') this.executeDelete(sessionId, runId, approval.toolCallId, paths);
+      else if (outcome === 'DENIED' && !this.runOver(runId)) {
+        const decided = this.engine.store.getApproval(approval.approvalId);
+        const who = decided?.ruleName
+          ? `Rule "${decided.ruleName}" denied the tool call.`
+          : decided?.decidedBy && decided.decidedBy !== 'owner'
+            ? `${decided.decidedBy} denied the tool call.`
+            : 'The human denied the tool call.';
+        this.append(sessionId, [
+          {
+            type: 'RUN_FAILED',
+            runId,
+            reason: who,
             code: ErrorCode.APPROVAL_DENIED,
-            message: 'workspace.file.delete was denied.',
-            retryable: false,
+            error: {
+              code: ErrorCode.APPROVAL_DENIED,
+              message: 'workspace.file.delete was denied.',
+              retryable: false,
+            },
           },
-        },
-      ]);
-    else if (outcome === 'EXPIRED') this.finishExpired(sessionId, runId, approval.toolCallId);
-    this.resolveWaiting(runId);
-    return outcome;
+        ]);
+      } else if (outcome === 'EXPIRED') this.finishExpired(sessionId, runId, approval.toolCallId);
+      else if (outcome === 'REVOKED' && !this.runOver(runId)) {
+        // Still our run (paused, or its target changed): ask again once it may go on.
+        if (!(await this.step(sessionId, runId, 0))) {
+          this.resolveWaiting(runId);
+          return outcome;
+        }
+        approval = this.proposeDelete(sessionId, runId, paths);
+        continue;
+      }
+      this.resolveWaiting(runId);
+      return outcome;
+    }
+  }
+
+  /** The outcome of an approval: at once if already decided (a rule, the kill switch), else awaited. */
+  private outcomeOf(approval: ApprovalRecord, runId: string): Promise<Outcome> {
+    const now = this.engine.store.getApproval(approval.approvalId) ?? approval;
+    switch (now.status) {
+      case 'GRANTED':
+      case 'CONSUMED':
+        return Promise.resolve('GRANTED');
+      case 'DENIED':
+        return Promise.resolve('DENIED');
+      case 'EXPIRED':
+        return Promise.resolve('EXPIRED');
+      case 'REVOKED':
+        return Promise.resolve('REVOKED');
+      case 'PENDING':
+        return this.waitFor(approval.approvalId, runId);
+    }
   }
 
   private waitFor(approvalId: string, runId: string): Promise<Outcome> {
@@ -475,8 +587,10 @@ export class DemoAgent implements Source {
           { type: 'RUN_SUCCEEDED', runId, reason: 'Finished after a restart.' },
         ]);
       } else if (outcome === 'EXPIRED') this.finishExpired(sessionId, runId, approval.toolCallId);
-      else if (!this.runOver(runId))
+      else if (outcome === 'DENIED' && !this.runOver(runId))
         this.engine.endRun(sessionId, runId, 'RUN_FAILED', 'The human denied the tool call.');
+      else if (outcome === 'REVOKED' && !this.runOver(runId))
+        this.engine.endRun(sessionId, runId, 'RUN_CANCELLED', 'Its approval was revoked.');
     });
     this.running.set(runId, done);
   }

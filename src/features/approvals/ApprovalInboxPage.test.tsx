@@ -7,6 +7,7 @@ import { makeFakeStudio } from '../../test/fakeStudio.ts';
 import { makeApproval, makeSession, makeToolCall } from '../../test/studioFixtures.ts';
 import { ApprovalInboxPage } from './ApprovalInboxPage.tsx';
 import { useInboxCount } from './useInboxCount.ts';
+import { useApprovalCountInTitle } from './useCountInTitle.ts';
 
 function pending(n: number, expiresInMs: number, summary = `Summary ${n}`) {
   const approval = makeApproval({
@@ -30,6 +31,7 @@ function pending(n: number, expiresInMs: number, summary = `Summary ${n}`) {
 }
 
 function Count() {
+  useApprovalCountInTitle();
   return <output aria-label="inbox count">{useInboxCount()}</output>;
 }
 

@@ -1,4 +1,6 @@
-import { useEffect, useId, type ReactNode } from 'react';
+import { useEffect, useId, useState, type ReactNode } from 'react';
+import { CompactInbox } from './CompactInbox.tsx';
+import { RecentDecisions } from './RecentDecisions.tsx';
 import { Countdown, useNow } from '../../ui/Countdown.tsx';
 import { Link } from '../../ui/router.tsx';
 import { SafeText } from '../../ui/SafeText.tsx';
@@ -9,6 +11,7 @@ import { usePendingApprovals } from './usePendingApprovals.ts';
 export type RenderToolCall = (ids: { toolCallId: string; sessionId: string }) => ReactNode;
 
 const BASE_TITLE = 'Approval inbox · Agent Studio';
+const MODE_KEY = 'agent-studio:inbox-mode';
 
 const button =
   'rounded border border-slate-300 px-2 py-1 text-sm hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 dark:border-slate-600 dark:hover:bg-slate-800';
@@ -30,6 +33,21 @@ export function ApprovalInboxPage({
   const now = useNow(1000, items.length > 0);
   const open = items.filter((item) => Date.parse(item.approval.expiresAt) > now).length;
   const notifier = useApprovalNotifier(items, loaded);
+  const [mode, setMode] = useState<'cards' | 'list'>(() => {
+    try {
+      return localStorage.getItem(MODE_KEY) === 'list' ? 'list' : 'cards';
+    } catch {
+      return 'cards';
+    }
+  });
+  const choose = (next: 'cards' | 'list') => {
+    setMode(next);
+    try {
+      localStorage.setItem(MODE_KEY, next);
+    } catch {
+      // A private window may refuse storage; the choice then lasts for this page only.
+    }
+  };
 
   useEffect(() => {
     const previous = document.title;
@@ -38,8 +56,9 @@ export function ApprovalInboxPage({
     };
   }, []);
   useEffect(() => {
-    document.title = open > 0 ? `(${open}) ${BASE_TITLE}` : BASE_TITLE;
-  }, [open]);
+    // The count in front comes from useApprovalCountInTitle, on every page.
+    document.title = BASE_TITLE;
+  }, []);
 
   return (
     <section aria-labelledby={headingId} className="mx-auto max-w-4xl space-y-4 p-4">
@@ -53,7 +72,27 @@ export function ApprovalInboxPage({
             expire first.
           </p>
         </div>
-        <NotificationControl {...notifier} />
+        <div className="flex flex-wrap items-center gap-2">
+          <div role="group" aria-label="Inbox view" className="flex gap-1">
+            <button
+              type="button"
+              aria-pressed={mode === 'cards'}
+              className={`${button} aria-pressed:bg-slate-200 dark:aria-pressed:bg-slate-700`}
+              onClick={() => choose('cards')}
+            >
+              Cards
+            </button>
+            <button
+              type="button"
+              aria-pressed={mode === 'list'}
+              className={`${button} aria-pressed:bg-slate-200 dark:aria-pressed:bg-slate-700`}
+              onClick={() => choose('list')}
+            >
+              Compact list
+            </button>
+          </div>
+          <NotificationControl {...notifier} />
+        </div>
       </header>
 
       {error ? (
@@ -68,30 +107,36 @@ export function ApprovalInboxPage({
         </p>
       ) : null}
 
-      {/* The tool-call cards below are h3: this h2 keeps the outline unbroken. */}
-      <h2 className="sr-only">Approvals waiting for a decision</h2>
-      <ol aria-label="Pending approvals" className="space-y-4">
-        {items.map((item) => (
-          <li key={item.approval.approvalId} className="space-y-1">
-            <p className="flex flex-wrap items-center gap-2 text-sm">
-              <Link
-                to={sessionHref(item.session.sessionId)}
-                className="font-medium text-blue-700 underline hover:text-blue-900 dark:text-blue-300"
-              >
-                <SafeText text={item.session.studioTitle ?? item.session.sessionId} />
-              </Link>
-              <span className="text-slate-600 dark:text-slate-400">{item.session.mode}</span>
-              <span>
-                expires in <Countdown to={item.approval.expiresAt} />
-              </span>
-            </p>
-            {renderToolCall({
-              toolCallId: item.approval.toolCallId,
-              sessionId: item.session.sessionId,
-            })}
-          </li>
-        ))}
-      </ol>
+      {mode === 'list' ? <CompactInbox items={items} sessionHref={sessionHref} /> : null}
+      {mode === 'cards' ? (
+        <>
+          {/* The tool-call cards below are h3: this h2 keeps the outline unbroken. */}
+          <h2 className="sr-only">Approvals waiting for a decision</h2>
+          <ol aria-label="Pending approvals" className="space-y-4">
+            {items.map((item) => (
+              <li key={item.approval.approvalId} className="space-y-1">
+                <p className="flex flex-wrap items-center gap-2 text-sm">
+                  <Link
+                    to={sessionHref(item.session.sessionId)}
+                    className="font-medium text-blue-700 underline hover:text-blue-900 dark:text-blue-300"
+                  >
+                    <SafeText text={item.session.studioTitle ?? item.session.sessionId} />
+                  </Link>
+                  <span className="text-slate-600 dark:text-slate-400">{item.session.mode}</span>
+                  <span>
+                    expires in <Countdown to={item.approval.expiresAt} />
+                  </span>
+                </p>
+                {renderToolCall({
+                  toolCallId: item.approval.toolCallId,
+                  sessionId: item.session.sessionId,
+                })}
+              </li>
+            ))}
+          </ol>
+        </>
+      ) : null}
+      <RecentDecisions />
     </section>
   );
 }

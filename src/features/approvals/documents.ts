@@ -43,3 +43,57 @@ export const InboxSessionUpdatesSubscription = graphql(`
     }
   }
 `);
+
+/** Risk class per tool name of one session's registry (the compact list shows each row's risk). */
+export const InboxDescriptorsQuery = graphql(`
+  query InboxDescriptors($sessionId: String!) {
+    crowdyStudioAgentToolDescriptors(sessionId: $sessionId) {
+      registryDigest
+      tools {
+        name
+        version
+        risk
+      }
+    }
+  }
+`);
+
+/** Decide many calls at once, all or nothing (the server names each failing item). */
+export const DecideToolsMutation = graphql(
+  `
+    mutation DecideTools($input: StudioDecideToolsInput!) {
+      studioDecideTools(input: $input) {
+        ...ApprovalFields
+        studioToolCall {
+          toolCallId
+          status
+          updatedAt
+        }
+      }
+    }
+  `,
+  [ApprovalFields],
+);
+
+/** Recently decided, expired and revoked approvals with their outcome and who decided. */
+export const DecidedApprovalsQuery = graphql(
+  `
+    query DecidedApprovals($appId: BigInt!, $first: Int) {
+      studioDecidedApprovals(appId: $appId, first: $first) {
+        session {
+          sessionId
+          studioTitle
+        }
+        approval {
+          ...ApprovalFields
+        }
+        toolCall {
+          toolCallId
+          toolName
+          status
+        }
+      }
+    }
+  `,
+  [ApprovalFields],
+);

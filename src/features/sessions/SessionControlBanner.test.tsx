@@ -15,7 +15,7 @@ describe('SessionControlBanner', () => {
         <SessionControlBanner sessionId="session-banner" />
       </Provider>,
     );
-    expect(screen.getByText(/Watching\. Your first action/)).toBeTruthy();
+    expect(screen.getByText(/Nobody controls this session now/)).toBeTruthy();
     await user.click(screen.getByRole('button', { name: 'Take control' }));
     expect(await screen.findByText(/This tab controls the session/)).toBeTruthy();
     expect(studio.calls.filter((c) => c.field === 'crowdyStudioAgentAttachClient')).toHaveLength(1);

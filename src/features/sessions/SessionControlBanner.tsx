@@ -1,5 +1,6 @@
 import { useSessionControl, type SessionControlState } from '../../graphql/attachment.ts';
 import { SafeText } from '../../ui/SafeText.tsx';
+import { timeOfDay } from '../../ui/timeOfDay.ts';
 
 const TONE: Record<SessionControlState, string> = {
   observer:
@@ -17,80 +18,123 @@ const TONE: Record<SessionControlState, string> = {
 const button =
   'rounded border border-current px-2 py-0.5 text-xs font-medium hover:bg-white/60 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:bg-black/30';
 
+/** "Controlled by alice since 10:31:02" (or nobody), for a tab that only watches. */
+function Controller({ by, since }: { by: string | null; since: string | null }) {
+  if (!by && !since) return <span>Nobody controls this session now.</span>;
+  return (
+    <span>
+      Controlled by <SafeText text={by ?? 'a client'} className="font-semibold" />
+      {since ? (
+        <>
+          {' '}
+          since{' '}
+          <time dateTime={since} title={since}>
+            {timeOfDay(since)}
+          </time>
+        </>
+      ) : null}
+      .
+    </span>
+  );
+}
+
 /**
- * Says whether this tab is watching or in control of the session, that acting fences every
- * other tab and client, and, once another one took over, offers to take control back.
+ * Says whether this tab is watching or in control of the session, who controls it and since
+ * when, that acting fences every other tab and client, and, once another one took over, offers
+ * to take control back. Every action attaches the same way; the one-time notice says so.
  */
-export function SessionControlBanner({ sessionId }: { sessionId: string }) {
+export function SessionControlBanner({
+  sessionId,
+  controlledBy = null,
+  controlledSince = null,
+}: {
+  sessionId: string;
+  controlledBy?: string | null;
+  controlledSince?: string | null;
+}) {
   const control = useSessionControl(sessionId);
   const { state } = control;
   return (
-    <div
-      role={state === 'fenced' || state === 'error' ? 'alert' : 'status'}
-      className={`flex flex-wrap items-center gap-2 rounded border px-3 py-1.5 text-xs ${TONE[state]}`}
-    >
-      {state === 'observer' ? (
-        <>
-          <span>
-            Watching. Your first action (approve, deny, restore, send, pause, resume, cancel) makes
-            this tab the session&apos;s controller, which fences every other tab and client.
-          </span>
-          <button
-            type="button"
-            className={button}
-            onClick={() => void control.ensureAttached().catch(() => undefined)}
-          >
-            Take control
+    <>
+      {control.notice ? (
+        <div
+          role="status"
+          className="flex items-center gap-2 rounded border border-blue-300 bg-blue-50 px-3 py-1.5 text-xs text-blue-950 dark:border-blue-700 dark:bg-blue-950 dark:text-blue-100"
+        >
+          <span>{control.notice}</span>
+          <button type="button" className={button} onClick={() => control.dismissNotice()}>
+            Got it
           </button>
-        </>
+        </div>
       ) : null}
-      {state === 'attaching' ? <span>Taking control of the session…</span> : null}
-      {state === 'attached' ? (
-        <>
-          <span>
-            This tab controls the session (client epoch {control.clientEpoch}). Other tabs and
-            clients can only watch.
-            {control.error ? (
-              <>
-                {' '}
-                <SafeText text={control.error} />
-              </>
-            ) : null}
-          </span>
-          <button type="button" className={button} onClick={() => control.release()}>
-            Release control
-          </button>
-        </>
-      ) : null}
-      {state === 'fenced' ? (
-        <>
-          <span>
-            Another tab or client took control of this session. This tab now only watches; its
-            approvals would be refused.
-          </span>
-          <button
-            type="button"
-            className={button}
-            onClick={() => void control.takeControl().catch(() => undefined)}
-          >
-            Take control back
-          </button>
-        </>
-      ) : null}
-      {state === 'error' ? (
-        <>
-          <span>
-            Could not take control: <SafeText text={control.error ?? 'unknown error'} />
-          </span>
-          <button
-            type="button"
-            className={button}
-            onClick={() => void control.takeControl().catch(() => undefined)}
-          >
-            Try again
-          </button>
-        </>
-      ) : null}
-    </div>
+      <div
+        role={state === 'fenced' || state === 'error' ? 'alert' : 'status'}
+        className={`flex flex-wrap items-center gap-2 rounded border px-3 py-1.5 text-xs ${TONE[state]}`}
+      >
+        {state === 'observer' ? (
+          <>
+            <span>
+              Watching. <Controller by={controlledBy} since={controlledSince} /> Any action here
+              (approve, deny, restore, send, pause, resume, cancel) takes control and fences the
+              other tabs and clients.
+            </span>
+            <button
+              type="button"
+              className={button}
+              onClick={() => void control.ensureAttached().catch(() => undefined)}
+            >
+              Take control
+            </button>
+          </>
+        ) : null}
+        {state === 'attaching' ? <span>Taking control of the session…</span> : null}
+        {state === 'attached' ? (
+          <>
+            <span>
+              This tab controls the session (client epoch {control.clientEpoch}). Other tabs and
+              clients can only watch.
+              {control.error ? (
+                <>
+                  {' '}
+                  <SafeText text={control.error} />
+                </>
+              ) : null}
+            </span>
+            <button type="button" className={button} onClick={() => control.release()}>
+              Release control
+            </button>
+          </>
+        ) : null}
+        {state === 'fenced' ? (
+          <>
+            <span>
+              Another tab or client took control of this session. This tab now only watches; its
+              approvals would be refused. <Controller by={controlledBy} since={controlledSince} />
+            </span>
+            <button
+              type="button"
+              className={button}
+              onClick={() => void control.takeControl().catch(() => undefined)}
+            >
+              Take control back
+            </button>
+          </>
+        ) : null}
+        {state === 'error' ? (
+          <>
+            <span>
+              Could not take control: <SafeText text={control.error ?? 'unknown error'} />
+            </span>
+            <button
+              type="button"
+              className={button}
+              onClick={() => void control.takeControl().catch(() => undefined)}
+            >
+              Try again
+            </button>
+          </>
+        ) : null}
+      </div>
+    </>
   );
 }

@@ -101,7 +101,11 @@ export function SessionHeader({
         </nav>
         <SessionActions session={session} />
       </div>
-      <SessionControlBanner sessionId={session.sessionId} />
+      <SessionControlBanner
+        sessionId={session.sessionId}
+        controlledBy={session.studioControlledBy ?? null}
+        controlledSince={session.studioControlledSince ?? null}
+      />
     </header>
   );
 }

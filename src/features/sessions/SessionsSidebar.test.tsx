@@ -20,6 +20,8 @@ function session(over: Record<string, unknown>) {
     projectId: null,
     lastEventSeq: '10',
     currentClientEpoch: '0',
+    studioControlledBy: null,
+    studioControlledSince: null,
     createdAt: '2026-11-30T09:00:00.000Z',
     updatedAt: '2026-11-30T09:00:00.000Z',
     closedAt: null,

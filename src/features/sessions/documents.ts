@@ -15,6 +15,8 @@ export const SessionFields = graphql(
       projectId
       lastEventSeq
       currentClientEpoch
+      studioControlledBy
+      studioControlledSince
       createdAt
       updatedAt
       closedAt

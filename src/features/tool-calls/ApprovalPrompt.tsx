@@ -9,10 +9,6 @@ import type { ApprovalDecision } from './useApprovalDecision.ts';
 const button =
   'rounded px-3 py-1.5 text-sm font-medium focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:cursor-not-allowed disabled:opacity-50';
 
-/** The plain statement every first action makes before attaching. */
-export const FENCE_NOTICE =
-  'Acting on this session attaches this tab as its controlling client. Other tabs and clients on this session are fenced: their decisions are refused until they take control back.';
-
 /**
  * The live part of a pending approval: reasons, the exact argument hash, the countdown, Approve
  * and Deny (with an optional reason), the fencing notice and any refusal. Rendered only while
@@ -28,7 +24,12 @@ export function ApprovalPrompt({
   onDenyOpen,
   onDenyReason,
   onDenyClose,
+  armed = null,
+  armedNeeded = false,
 }: {
+  /** The risk word while a first A press waits for the second (high-risk calls). */
+  armed?: string | null;
+  armedNeeded?: boolean;
   reasons: readonly string[];
   argumentHash: string;
   expiresAt: string;
@@ -41,17 +42,13 @@ export function ApprovalPrompt({
 }) {
   const reasonId = useId();
   const reasonRef = useRef<HTMLTextAreaElement>(null);
-  const confirmRef = useRef<HTMLButtonElement>(null);
-  const { control, confirming, sending } = decision;
+  const { control, sending } = decision;
   const fenced = control.state === 'fenced';
   const busy = sending !== null || control.state === 'attaching';
 
   useEffect(() => {
     if (denyOpen) reasonRef.current?.focus();
   }, [denyOpen]);
-  useEffect(() => {
-    if (confirming) confirmRef.current?.focus();
-  }, [confirming]);
 
   return (
     <section
@@ -105,62 +102,39 @@ export function ApprovalPrompt({
         </div>
       ) : null}
 
-      {confirming ? (
-        <div
-          role="alertdialog"
-          aria-label="Attach to act"
-          className="space-y-2 rounded border border-blue-300 bg-blue-50 p-2 text-sm dark:border-blue-700 dark:bg-blue-950"
-        >
-          <p>{FENCE_NOTICE}</p>
-          <div className="flex gap-2">
-            <button
-              ref={confirmRef}
-              type="button"
-              className={`${button} bg-blue-700 text-white hover:bg-blue-800`}
-              onClick={decision.confirm}
-            >
-              {confirming.action === 'approve' ? 'Attach and approve' : 'Attach and deny'}
-            </button>
-            <button
-              type="button"
-              className={`${button} border border-slate-300 dark:border-slate-600`}
-              onClick={decision.cancel}
-            >
-              Cancel
-            </button>
-          </div>
-        </div>
+      {armed ? (
+        <p role="alert" className="text-sm font-semibold text-red-900 dark:text-red-200">
+          This call is {armed}: press <kbd>A</kbd> again to approve it, any other key to cancel.
+        </p>
       ) : null}
-
-      {!confirming ? (
-        <div className="flex flex-wrap items-center gap-2">
+      <div className="flex flex-wrap items-center gap-2">
+        <button
+          type="button"
+          aria-keyshortcuts="A"
+          disabled={busy || fenced}
+          onClick={() => decision.request('approve')}
+          className={`${button} bg-emerald-700 text-white hover:bg-emerald-800`}
+        >
+          {sending === 'approve' ? 'Approving…' : 'Approve'}
+        </button>
+        {!denyOpen ? (
           <button
             type="button"
-            aria-keyshortcuts="A"
+            aria-keyshortcuts="D"
             disabled={busy || fenced}
-            onClick={() => decision.request('approve')}
-            className={`${button} bg-emerald-700 text-white hover:bg-emerald-800`}
+            onClick={onDenyOpen}
+            className={`${button} bg-red-700 text-white hover:bg-red-800`}
           >
-            {sending === 'approve' ? 'Approving…' : 'Approve'}
+            Deny…
           </button>
-          {!denyOpen ? (
-            <button
-              type="button"
-              aria-keyshortcuts="D"
-              disabled={busy || fenced}
-              onClick={onDenyOpen}
-              className={`${button} bg-red-700 text-white hover:bg-red-800`}
-            >
-              Deny…
-            </button>
-          ) : null}
-          <span className="text-xs text-slate-600 dark:text-slate-400">
-            Shortcuts while this card has focus: <kbd>A</kbd> approve, <kbd>D</kbd> deny.
-          </span>
-        </div>
-      ) : null}
+        ) : null}
+        <span className="text-xs text-slate-600 dark:text-slate-400">
+          Shortcuts on this card or its selected row: <kbd>A</kbd> approve
+          {armedNeeded ? ' (twice: it is high risk)' : ''}, <kbd>D</kbd> deny.
+        </span>
+      </div>
 
-      {denyOpen && !confirming ? (
+      {denyOpen ? (
         <form
           className="space-y-1"
           onSubmit={(event) => {
@@ -223,9 +197,25 @@ export function RefusalNotice({
   const { control } = decision;
   const fenced = control.state === 'fenced';
   const controlError = showControlError ? (decision.controlError ?? control.error) : null;
-  if (!decision.refusal && !controlError) return null;
+  const notice = decision.acted ? control.notice : null;
+  if (!decision.refusal && !controlError && !notice) return null;
   return (
     <div className="space-y-1">
+      {notice ? (
+        <div
+          role="status"
+          className="flex items-center gap-2 rounded bg-blue-50 p-2 text-xs text-blue-950 dark:bg-blue-950 dark:text-blue-100"
+        >
+          <span>{notice}</span>
+          <button
+            type="button"
+            className={`${button} border border-current`}
+            onClick={() => control.dismissNotice()}
+          >
+            Got it
+          </button>
+        </div>
+      ) : null}
       {decision.refusal ? (
         <div
           role="alert"

@@ -1,4 +1,4 @@
-import { act, render, screen, within } from '@testing-library/react';
+import { act, cleanup as cleanupDom, render, screen, within } from '@testing-library/react';
 import axe from 'axe-core';
 import userEvent from '@testing-library/user-event';
 import { Provider } from 'urql';
@@ -37,6 +37,7 @@ const waiting = (approval: Record<string, unknown> = {}) =>
 
 afterEach(() => {
   vi.useRealTimers();
+  localStorage.clear();
 });
 
 describe('ToolCallCard', () => {
@@ -69,7 +70,7 @@ describe('ToolCallCard', () => {
     expect(within(prompt).getByRole('timer').textContent).toBe('1:25');
     expect(within(prompt).getByRole('button', { name: 'Approve' })).toBeTruthy();
     expect(within(prompt).getByRole('button', { name: 'Deny…' })).toBeTruthy();
-    expect(within(prompt).getByText(/Shortcuts while this card has focus/)).toBeTruthy();
+    expect(within(prompt).getByText(/Shortcuts on this card or its selected row/)).toBeTruthy();
   });
 
   it('removes the buttons at expiry and says expired, not denied', async () => {
@@ -141,6 +142,107 @@ describe('ToolCallCard', () => {
     expect(screen.getAllByText('Denied').length).toBeGreaterThan(0);
   });
 
+  it('says revoked, not denied, for a call whose run was cancelled, and offers Ask again', async () => {
+    const user = userEvent.setup();
+    const studio = setup(
+      makeToolCall({
+        status: 'CANCELLED',
+        studioCanAskAgain: true,
+        approval: makeApproval({
+          status: 'REVOKED',
+          studioAutomatic: true,
+          studioDecisionReason: 'Revoked: the run was cancelled.',
+        }),
+      }),
+      {
+        studioAskAgain: () =>
+          makeApproval({ approvalId: 'approval-2', toolCallId: 'call-2', status: 'PENDING' }),
+      },
+    );
+    const card = await screen.findByRole('article', { name: /workspace\.file\.patch/ });
+    expect(within(card).getAllByText('Revoked').length).toBeGreaterThan(0);
+    expect(within(card).getByText(/Nobody denied it/)).toBeTruthy();
+    expect(within(card).queryByText(/^Denied/)).toBeNull();
+    expect(within(card).queryByRole('button', { name: 'Approve' })).toBeNull();
+    await user.click(within(card).getByRole('button', { name: 'Ask again' }));
+    await vi.waitFor(() =>
+      expect(studio.calls.find((c) => c.field === 'studioAskAgain')?.args.input).toMatchObject({
+        sessionId: 'session-1',
+        toolCallId: 'call-1',
+        clientEpoch: '1',
+      }),
+    );
+  });
+
+  it('names the rule or the reviewer that decided', async () => {
+    setup(
+      makeToolCall({
+        status: 'SUCCEEDED',
+        approval: makeApproval({
+          status: 'CONSUMED',
+          studioRuleId: 'r1',
+          studioRuleName: 'Scratch is fine',
+        }),
+      }),
+    );
+    expect(await screen.findByText('Allowed by rule “Scratch is fine”')).toBeTruthy();
+  });
+
+  it('shows the server diff as safe text and a command with its hidden characters visible', async () => {
+    setup(waiting({}));
+    await screen.findByRole('button', { name: 'Approve' });
+    cleanupDom();
+    setup(
+      makeToolCall({
+        status: 'WAITING_FOR_APPROVAL',
+        argumentsJson: JSON.stringify({ command: 'rm -rf build\u202e/' }),
+        studioDiff: {
+          truncated: false,
+          files: [
+            {
+              path: 'notes.md',
+              beforeHash: ARGUMENT_HASH,
+              afterHash: null,
+              added: 0,
+              removed: 1,
+              hunks: '@@ -1,1 +0,0 @@\n-<b>old</b>',
+              truncated: false,
+              binary: false,
+            },
+          ],
+        },
+        approval: makeApproval({}),
+      }),
+    );
+    const diff = await screen.findByRole('region', { name: 'Diff of notes.md' });
+    expect(within(diff).getByText('-<b>old</b>')).toBeTruthy();
+    expect(within(diff).getByText('deleted')).toBeTruthy();
+    expect(screen.getAllByText('⟨U+202E⟩').length).toBeGreaterThan(0);
+  });
+
+  it('needs A twice to approve a DESTRUCTIVE call from the keyboard', async () => {
+    const user = userEvent.setup();
+    const studio = setup(waiting(), {
+      crowdyStudioAgentToolDescriptors: () => ({
+        registryDigest: ARGUMENT_HASH,
+        tools: [makeDescriptor({ risk: 'DESTRUCTIVE' })],
+      }),
+      crowdyStudioAgentApproveTool: () => makeApproval({ status: 'GRANTED', approved: true }),
+    });
+    const card = await screen.findByRole('article', { name: /workspace\.file\.patch/ });
+    await within(card).findByText(/risk DESTRUCTIVE/);
+    card.focus();
+    await user.keyboard('a');
+    expect(await screen.findByText(/press/, { selector: '[role="alert"]' })).toBeTruthy();
+    expect(studio.calls.some((c) => c.field === 'crowdyStudioAgentApproveTool')).toBe(false);
+    await user.keyboard('a');
+    await vi.waitFor(() =>
+      expect(studio.calls.filter((c) => c.field === 'crowdyStudioAgentApproveTool')).toHaveLength(
+        1,
+      ),
+    );
+  });
+
   it('shows an automatic denial with its reason and no approve button', async () => {
     setup(
       makeToolCall({
@@ -182,7 +284,7 @@ describe('ToolCallCard', () => {
     expect(screen.getByText(/invisible or control characters/)).toBeTruthy();
   });
 
-  it('says plainly that acting fences other tabs, then attaches and approves the exact hash', async () => {
+  it('approves at once, attaching first, and says once that this tab now controls the session', async () => {
     const user = userEvent.setup();
     const studio = setup(waiting(), {
       crowdyStudioAgentApproveTool: () =>
@@ -193,11 +295,10 @@ describe('ToolCallCard', () => {
         }),
     });
     await user.click(await screen.findByRole('button', { name: 'Approve' }));
-    const notice = screen.getByRole('alertdialog', { name: 'Attach to act' });
-    expect(within(notice).getByText(/fenced/)).toBeTruthy();
-    expect(studio.calls.some((c) => c.field === 'crowdyStudioAgentAttachClient')).toBe(false);
-    await user.click(within(notice).getByRole('button', { name: 'Attach and approve' }));
+    expect(screen.queryByRole('alertdialog')).toBeNull();
     expect(await screen.findByText('Approved')).toBeTruthy();
+    expect(studio.calls.filter((c) => c.field === 'crowdyStudioAgentAttachClient')).toHaveLength(1);
+    expect(screen.getByText(/This tab now controls the session/)).toBeTruthy();
     expect(screen.getByText('Dispatched')).toBeTruthy();
     const approve = studio.calls.find((c) => c.field === 'crowdyStudioAgentApproveTool');
     expect(approve?.args.input).toMatchObject({
@@ -216,7 +317,6 @@ describe('ToolCallCard', () => {
       },
     });
     await user.click(await screen.findByRole('button', { name: 'Approve' }));
-    await user.click(screen.getByRole('button', { name: 'Attach and approve' }));
     const alert = await screen.findByText('AGENT_APPROVAL_MISMATCH');
     expect(alert.closest('[role="alert"]')?.textContent).toMatch(/no longer matches what you saw/);
     expect(studio.calls.filter((c) => c.field === 'crowdyStudioAgentApproveTool')).toHaveLength(1);
@@ -230,7 +330,6 @@ describe('ToolCallCard', () => {
       },
     });
     await user.click(await screen.findByRole('button', { name: 'Approve' }));
-    await user.click(screen.getByRole('button', { name: 'Attach and approve' }));
     expect(await screen.findByText('AGENT_CLIENT_EPOCH_STALE')).toBeTruthy();
     expect(screen.getByText(/another tab or client has taken control/i)).toBeTruthy();
     await user.click(screen.getByRole('button', { name: 'Take control back' }));
@@ -266,7 +365,6 @@ describe('ToolCallCard', () => {
       </Provider>,
     );
     await user.click(await screen.findByRole('button', { name: 'Approve' }));
-    await user.click(screen.getByRole('button', { name: 'Attach and approve' }));
     const cards = await screen.findAllByRole('article');
     await vi.waitFor(() =>
       expect(within(cards[0]!).queryAllByRole('alert').length).toBeGreaterThan(0),
@@ -282,7 +380,6 @@ describe('ToolCallCard', () => {
       },
     });
     await user.click(await screen.findByRole('button', { name: 'Approve' }));
-    await user.click(screen.getByRole('button', { name: 'Attach and approve' }));
     expect(await screen.findByText('AGENT_APPROVAL_EXPIRED')).toBeTruthy();
     expect(screen.getByText(/expired before your decision arrived/)).toBeTruthy();
   });
@@ -301,7 +398,6 @@ describe('ToolCallCard', () => {
     expect(document.activeElement).toBe(reason);
     await user.type(reason, 'Not this file');
     await user.click(screen.getByRole('button', { name: 'Deny call' }));
-    await user.click(screen.getByRole('button', { name: 'Attach and deny' }));
     expect(await screen.findByText('Not this file')).toBeTruthy();
     const reject = studio.calls.find((c) => c.field === 'crowdyStudioAgentRejectTool');
     expect(reject?.args.input).toMatchObject({
@@ -310,7 +406,7 @@ describe('ToolCallCard', () => {
     });
   });
 
-  it('approves with A once attached, without asking again', async () => {
+  it('approves with A, and a second A sends again after a refusal', async () => {
     const user = userEvent.setup();
     const studio = setup(waiting(), {
       crowdyStudioAgentApproveTool: () => {
@@ -321,7 +417,6 @@ describe('ToolCallCard', () => {
     await screen.findByRole('button', { name: 'Approve' });
     card.focus();
     await user.keyboard('a');
-    await user.click(screen.getByRole('button', { name: 'Attach and approve' }));
     await screen.findByText('AGENT_APPROVAL_MISMATCH');
     card.focus();
     await user.keyboard('a');

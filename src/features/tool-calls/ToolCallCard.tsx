@@ -1,4 +1,4 @@
-import { useId, useState, type KeyboardEvent } from 'react';
+import { useEffect, useId, useRef, useState, type ReactNode } from 'react';
 import { useQuery } from 'urql';
 import type { ApprovalStatus, ToolCallStatus, ToolRisk } from '../../../protocol/events.ts';
 import { readFragment, type FragmentOf } from '../../graphql/graphql.ts';
@@ -9,25 +9,69 @@ import { Link } from '../../ui/router.tsx';
 import { countHidden, SafeText } from '../../ui/SafeText.tsx';
 import { ApprovalPrompt, RefusalNotice } from './ApprovalPrompt.tsx';
 import { ToolCallCardQuery, ToolCallRowFragment, ToolDescriptorsQuery } from './documents.ts';
-import { APPROVAL_STATUS, HIGH_RISK, TONE_CLASS, TOOL_CALL_STATUS, type Tone } from './labels.ts';
+import {
+  APPROVAL_BADGE,
+  APPROVAL_STATUS,
+  decidedByWords,
+  HIGH_RISK,
+  TONE_CLASS,
+  TOOL_CALL_STATUS,
+  type StatusLabel,
+} from './labels.ts';
+import { commandOf, ProposalDiffView } from './ProposalDiffView.tsx';
 import { useApprovalDecision } from './useApprovalDecision.ts';
+import { useAskAgain } from './useAskAgain.ts';
 import { timeOfDay } from '../../ui/timeOfDay.ts';
 
 type ToolCall = FragmentOf<typeof ToolCallRowFragment>;
 
+/** What a rule editor needs to prefill "Always allow…" / "Always deny…" from this call. */
+export interface RuleSeed {
+  sessionId: string;
+  toolCallId: string;
+  toolName: string;
+  argumentsJson: string | null;
+  risk: ToolRisk | null;
+}
+
+/** Renders the rule actions of a card (src/app passes the rules feature's editor). */
+export type RenderRuleActions = (seed: RuleSeed) => ReactNode;
+
+/** Risks whose approval from the keyboard needs a second A press. */
+const TWO_KEY_RISKS: ReadonlySet<ToolRisk> = new Set([
+  'DESTRUCTIVE',
+  'IRREVERSIBLE',
+  'ECONOMIC',
+  'TRUST_CONSENT',
+]);
+
 /**
  * One tool call, read from its StudioToolCall entity by key (cache-first), so every TOOL_* and
  * APPROVAL_* event that updates the entity re-renders this card. While the call waits for a
- * PENDING approval the card carries the approval prompt (A approves, D denies when the card has
- * focus).
+ * PENDING approval the card carries the approval prompt (A approves, D denies when the card or
+ * the timeline row j/k selected has focus; a high-risk call needs A twice).
  */
-export function ToolCallCard({ toolCallId, sessionId }: { toolCallId: string; sessionId: string }) {
+export function ToolCallCard({
+  toolCallId,
+  sessionId,
+  renderRuleActions,
+}: {
+  toolCallId: string;
+  sessionId: string;
+  renderRuleActions?: RenderRuleActions;
+}) {
   const [{ data, fetching, error }] = useQuery({
     query: ToolCallCardQuery,
     variables: { toolCallId },
   });
   if (data?.studioToolCall)
-    return <ToolCallCardView data={data.studioToolCall} sessionId={sessionId} />;
+    return (
+      <ToolCallCardView
+        data={data.studioToolCall}
+        sessionId={sessionId}
+        {...(renderRuleActions ? { renderRuleActions } : {})}
+      />
+    );
   if (fetching) {
     return (
       <p role="status" className="text-sm text-slate-600 dark:text-slate-400">
@@ -56,18 +100,32 @@ function useDescriptor(sessionId: string, toolName: string) {
   );
 }
 
-function Badge({ tone, children }: { tone: Tone; children: string }) {
+function Badge({ label }: { label: StatusLabel }) {
+  // The icon is drawn from data-icon (CSS), so the badge's text is exactly its words.
   return (
-    <span className={`rounded px-1.5 py-0.5 text-xs font-medium ring-1 ${TONE_CLASS[tone]}`}>
-      {children}
+    <span
+      data-icon={label.icon}
+      className={`rounded px-1.5 py-0.5 text-xs font-medium ring-1 before:mr-1 before:content-[attr(data-icon)] ${TONE_CLASS[label.tone]}`}
+    >
+      {label.label}
     </span>
   );
 }
 
 /** The card body for one ToolCallRow fragment. */
-export function ToolCallCardView({ data, sessionId }: { data: ToolCall; sessionId: string }) {
+export function ToolCallCardView({
+  data,
+  sessionId,
+  renderRuleActions,
+}: {
+  data: ToolCall;
+  sessionId: string;
+  renderRuleActions?: RenderRuleActions;
+}) {
   const call = readFragment(ToolCallRowFragment, data);
   const titleId = useId();
+  const articleRef = useRef<HTMLElement>(null);
+  const [armed, setArmed] = useState(false);
   const descriptor = useDescriptor(sessionId, call.toolName);
   const approval = call.approval;
   const { expired: pastDeadline } = useDeadline(
@@ -90,31 +148,64 @@ export function ToolCallCardView({ data, sessionId }: { data: ToolCall; sessionI
     !approval.studioAutomatic &&
     !pastDeadline &&
     status === 'WAITING_FOR_APPROVAL';
-  const badge = expired
-    ? { label: 'Approval expired', tone: 'muted' as const }
-    : TOOL_CALL_STATUS[status];
+  const badge =
+    (expired ? APPROVAL_BADGE.EXPIRED : approvalStatus ? APPROVAL_BADGE[approvalStatus] : null) ??
+    TOOL_CALL_STATUS[status];
   const risk = descriptor?.risk as ToolRisk | undefined;
+  const twoKeys = risk !== undefined && TWO_KEY_RISKS.has(risk);
   const hidden = countHidden(call.safeSummary ?? '') + countHidden(call.argumentsJson ?? '');
+  const command = commandOf(call.argumentsJson);
 
-  const onKeyDown = (event: KeyboardEvent<HTMLElement>) => {
-    if (!decidable || event.altKey || event.ctrlKey || event.metaKey) return;
-    const target = event.target as HTMLElement;
-    if (target.closest('input, textarea, select, [contenteditable="true"]')) return;
-    const key = event.key.toLowerCase();
-    if (key === 'a') {
-      event.preventDefault();
-      decision.request('approve');
-    } else if (key === 'd') {
-      event.preventDefault();
-      setDenyOpen(true);
-    }
-  };
+  // A and D act on this card when it has focus, or when the timeline row holding it is the one
+  // j/k selected. A high-risk call asks for A twice, so one stray key press never approves it.
+  const keys = useRef({ decidable, twoKeys, armed, decision });
+  keys.current = { decidable, twoKeys, armed, decision };
+  useEffect(() => {
+    if (!armed) return undefined;
+    const timer = setTimeout(() => setArmed(false), 4000);
+    return () => clearTimeout(timer);
+  }, [armed]);
+  useEffect(() => {
+    const onKeyDown = (event: KeyboardEvent) => {
+      const article = articleRef.current;
+      const active = document.activeElement;
+      if (!article || !active || event.defaultPrevented) return;
+      if (event.altKey || event.ctrlKey || event.metaKey) return;
+      const ours =
+        article.contains(active) ||
+        (active instanceof HTMLElement &&
+          active.matches('[data-row-key]') &&
+          active.contains(article) &&
+          active.querySelectorAll('article[data-tool-call-id]').length === 1);
+      if (!ours) return;
+      const target = event.target as HTMLElement;
+      if (target.closest?.('input, textarea, select, [contenteditable="true"]')) return;
+      const now = keys.current;
+      if (!now.decidable) return;
+      const key = event.key.toLowerCase();
+      if (key === 'a') {
+        event.preventDefault();
+        if (now.twoKeys && !now.armed) {
+          setArmed(true);
+          return;
+        }
+        setArmed(false);
+        now.decision.request('approve');
+      } else if (key === 'd') {
+        event.preventDefault();
+        setArmed(false);
+        setDenyOpen(true);
+      } else if (now.armed && key !== 'shift') setArmed(false);
+    };
+    document.addEventListener('keydown', onKeyDown);
+    return () => document.removeEventListener('keydown', onKeyDown);
+  }, []);
 
   return (
     <article
+      ref={articleRef}
       aria-labelledby={titleId}
       tabIndex={0}
-      onKeyDown={onKeyDown}
       data-tool-call-id={call.toolCallId}
       className="space-y-2 rounded-lg border border-slate-200 bg-white p-3 text-slate-900 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 dark:border-slate-700 dark:bg-slate-950 dark:text-slate-100"
     >
@@ -126,7 +217,7 @@ export function ToolCallCardView({ data, sessionId }: { data: ToolCall; sessionI
             <SafeText text={call.toolVersion} />
           </span>
         </h3>
-        <Badge tone={badge.tone}>{badge.label}</Badge>
+        <Badge label={badge} />
         {(call.executor ?? descriptor?.executor) ? (
           <span className="text-xs text-slate-600 dark:text-slate-400">
             executor {call.executor ?? descriptor?.executor}
@@ -181,8 +272,27 @@ export function ToolCallCardView({ data, sessionId }: { data: ToolCall; sessionI
         </p>
       ) : null}
 
+      {command !== null ? (
+        <div className="text-sm">
+          <span className="font-medium">Command</span>
+          <pre className="mt-1 max-h-60 overflow-auto whitespace-pre-wrap break-all rounded bg-slate-900 p-2 font-mono text-xs text-slate-50">
+            <SafeText text={command} />
+          </pre>
+        </div>
+      ) : null}
+
+      {call.studioDiff ? (
+        <ProposalDiffView
+          files={call.studioDiff.files}
+          truncated={call.studioDiff.truncated}
+          open={decidable || call.status === 'WAITING_FOR_APPROVAL'}
+        />
+      ) : null}
+
       {decidable && approval ? (
         <ApprovalPrompt
+          armed={armed && risk ? risk : null}
+          armedNeeded={twoKeys}
           reasons={approval.studioReasons}
           argumentHash={approval.argumentHash}
           expiresAt={approval.expiresAt}
@@ -198,12 +308,25 @@ export function ToolCallCardView({ data, sessionId }: { data: ToolCall; sessionI
           status={approvalStatus}
           expired={expired}
           automatic={approval.studioAutomatic}
+          by={decidedByWords(approval)}
           reason={approval.studioDecisionReason}
           decidedAt={approval.studioDecidedAt}
           reasons={approval.studioReasons}
           waitingOnTool={status !== 'WAITING_FOR_APPROVAL'}
         />
       ) : null}
+      {call.studioCanAskAgain && !decidable ? (
+        <AskAgain sessionId={sessionId} toolCallId={call.toolCallId} />
+      ) : null}
+      {renderRuleActions && approval
+        ? renderRuleActions({
+            sessionId,
+            toolCallId: call.toolCallId,
+            toolName: call.toolName,
+            argumentsJson: call.argumentsJson,
+            risk: risk ?? null,
+          })
+        : null}
       <RefusalNotice decision={decision} showControlError={status === 'WAITING_FOR_APPROVAL'} />
 
       {call.error ? (
@@ -264,10 +387,35 @@ export function ToolCallCardView({ data, sessionId }: { data: ToolCall; sessionI
   );
 }
 
+function AskAgain({ sessionId, toolCallId }: { sessionId: string; toolCallId: string }) {
+  const { askAgain, sending, error } = useAskAgain(sessionId, toolCallId);
+  return (
+    <div className="flex flex-wrap items-center gap-2 text-sm">
+      <button
+        type="button"
+        disabled={sending}
+        onClick={() => void askAgain()}
+        className="rounded border border-slate-400 px-3 py-1 font-medium hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 disabled:opacity-50 dark:hover:bg-slate-800"
+      >
+        {sending ? 'Asking again…' : 'Ask again'}
+      </button>
+      <span className="text-xs text-slate-600 dark:text-slate-400">
+        The agent proposes the same call anew, with a fresh diff and hash.
+      </span>
+      {error ? (
+        <p role="alert" className="w-full text-red-800 dark:text-red-300">
+          <SafeText text={error} />
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
 function ApprovalOutcome({
   status,
   expired,
   automatic,
+  by,
   reason,
   decidedAt,
   reasons,
@@ -276,6 +424,8 @@ function ApprovalOutcome({
   status: ApprovalStatus;
   expired: boolean;
   automatic: boolean;
+  /** "by rule …", "by alice", "automatically by the source" or empty. */
+  by: string;
   reason: string | null;
   decidedAt: string | null;
   reasons: readonly string[];
@@ -292,17 +442,30 @@ function ApprovalOutcome({
   ) : null;
   if (expired) {
     return (
-      <p className="rounded bg-slate-100 p-2 text-sm dark:bg-slate-800">
+      <p className="rounded bg-orange-50 p-2 text-sm dark:bg-orange-950/40">
         <strong>Expired</strong> without a decision{when}. This is not a denial: the call did not
         run, and the agent may propose it again.
       </p>
+    );
+  }
+  if (status === 'REVOKED') {
+    return (
+      <div className="rounded bg-violet-50 p-2 text-sm dark:bg-violet-950/40">
+        <p>
+          <strong>Revoked</strong>
+          {when}
+          {by && !automatic ? ` ${by}` : ''}. Nobody denied it: what it waited on ended, so the call
+          did not run and can no longer be decided.
+        </p>
+        {reason ? <SafeText text={reason} className="whitespace-pre-wrap break-words" /> : null}
+      </div>
     );
   }
   if (status === 'DENIED') {
     return (
       <div className="rounded bg-red-50 p-2 text-sm dark:bg-red-950/40">
         <p>
-          <strong>{automatic ? 'Denied automatically by the source' : 'Denied'}</strong>
+          <strong>{by ? `Denied ${by}` : 'Denied'}</strong>
           {when}.
         </p>
         {reason ? (
@@ -329,9 +492,14 @@ function ApprovalOutcome({
       </p>
     );
   }
+  const allowed = by.startsWith('by rule')
+    ? `Allowed ${by}`
+    : by
+      ? `${APPROVAL_STATUS[status]} ${by}`
+      : APPROVAL_STATUS[status];
   return (
     <p className="text-sm">
-      <strong>{APPROVAL_STATUS[status]}</strong>
+      <strong>{allowed}</strong>
       {when}.
       {reason ? (
         <>

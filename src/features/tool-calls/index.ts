@@ -1,2 +1,2 @@
-export { ToolCallCard } from './ToolCallCard.tsx';
+export { ToolCallCard, type RenderRuleActions, type RuleSeed } from './ToolCallCard.tsx';
 export { ToolCallRowFragment } from './documents.ts';

@@ -1,20 +1,41 @@
 import type { ApprovalStatus, ToolCallStatus, ToolRisk } from '../../../protocol/events.ts';
 
-export type Tone = 'neutral' | 'active' | 'waiting' | 'good' | 'bad' | 'muted';
+export type Tone =
+  'neutral' | 'active' | 'waiting' | 'good' | 'bad' | 'muted' | 'expired' | 'revoked';
 
-/** Label and tone of every tool-call status; a new status is a compile error here, not a blank badge. */
-export const TOOL_CALL_STATUS: Record<ToolCallStatus, { label: string; tone: Tone }> = {
-  PROPOSED: { label: 'Proposed', tone: 'neutral' },
-  WAITING_FOR_APPROVAL: { label: 'Waiting for approval', tone: 'waiting' },
-  DISPATCHED: { label: 'Dispatched', tone: 'active' },
-  RUNNING: { label: 'Running', tone: 'active' },
-  SUCCEEDED: { label: 'Succeeded', tone: 'good' },
-  FAILED: { label: 'Failed', tone: 'bad' },
-  DENIED: { label: 'Denied', tone: 'bad' },
-  TIMED_OUT: { label: 'Timed out', tone: 'bad' },
-  CANCELLED: { label: 'Cancelled', tone: 'muted' },
-  STALE: { label: 'Stale (fenced)', tone: 'muted' },
-  OUTCOME_UNKNOWN: { label: 'Outcome unknown', tone: 'bad' },
+export interface StatusLabel {
+  label: string;
+  tone: Tone;
+  /** A glyph beside the words (aria-hidden: the words carry the meaning). */
+  icon: string;
+}
+
+/** Label, tone and icon of every tool-call status; a new status is a compile error here, not a blank badge. */
+export const TOOL_CALL_STATUS: Record<ToolCallStatus, StatusLabel> = {
+  PROPOSED: { label: 'Proposed', tone: 'neutral', icon: '•' },
+  WAITING_FOR_APPROVAL: { label: 'Waiting for approval', tone: 'waiting', icon: '⏳' },
+  DISPATCHED: { label: 'Dispatched', tone: 'active', icon: '➜' },
+  RUNNING: { label: 'Running', tone: 'active', icon: '▶' },
+  SUCCEEDED: { label: 'Succeeded', tone: 'good', icon: '✓' },
+  FAILED: { label: 'Failed', tone: 'bad', icon: '✗' },
+  DENIED: { label: 'Denied', tone: 'bad', icon: '⛔' },
+  TIMED_OUT: { label: 'Timed out', tone: 'bad', icon: '⌛' },
+  CANCELLED: { label: 'Cancelled', tone: 'muted', icon: '■' },
+  STALE: { label: 'Stale (fenced)', tone: 'muted', icon: '⇄' },
+  OUTCOME_UNKNOWN: { label: 'Outcome unknown', tone: 'bad', icon: '?' },
+};
+
+/**
+ * The badge of a call whose approval ended it: denied, expired and revoked read differently
+ * from each other and from a plain cancelled or failed call (words, colour and icon).
+ */
+export const APPROVAL_BADGE: Record<ApprovalStatus, StatusLabel | null> = {
+  PENDING: null,
+  GRANTED: null,
+  CONSUMED: null,
+  DENIED: { label: 'Denied', tone: 'bad', icon: '⛔' },
+  EXPIRED: { label: 'Approval expired', tone: 'expired', icon: '⌛' },
+  REVOKED: { label: 'Revoked', tone: 'revoked', icon: '⊘' },
 };
 
 /** What each approval status means on the card. */
@@ -26,6 +47,18 @@ export const APPROVAL_STATUS: Record<ApprovalStatus, string> = {
   REVOKED: 'Revoked before it ran',
   EXPIRED: 'Expired',
 };
+
+/** Who made a decision, in words ("the human" only when a person's token did). */
+export function decidedByWords(approval: {
+  studioRuleName?: string | null;
+  studioDecidedBy?: string | null;
+  studioAutomatic: boolean;
+}): string {
+  if (approval.studioRuleName) return `by rule “${approval.studioRuleName}”`;
+  if (approval.studioDecidedBy) return `by ${approval.studioDecidedBy}`;
+  if (approval.studioAutomatic) return 'automatically by the source';
+  return '';
+}
 
 /** Risk classes that deserve a warning colour. */
 export const HIGH_RISK: ReadonlySet<ToolRisk> = new Set([
@@ -47,4 +80,8 @@ export const TONE_CLASS: Record<Tone, string> = {
   bad: 'bg-red-100 text-red-900 ring-red-300 dark:bg-red-950 dark:text-red-100 dark:ring-red-700',
   muted:
     'bg-slate-50 text-slate-600 ring-slate-200 dark:bg-slate-900 dark:text-slate-400 dark:ring-slate-700',
+  expired:
+    'bg-orange-50 text-orange-900 ring-orange-300 dark:bg-orange-950 dark:text-orange-100 dark:ring-orange-700',
+  revoked:
+    'bg-violet-100 text-violet-900 ring-violet-300 dark:bg-violet-950 dark:text-violet-100 dark:ring-violet-700',
 };

@@ -13,10 +13,10 @@ export interface Refusal {
 }
 
 /**
- * Approve or deny one pending approval. The first action of a tab that is not attached waits
- * for the human to accept the fencing notice (`confirming`), then attaches via ensureAttached()
- * and sends the exact `argumentHash` the card shows. One decision is in flight at a time; a
- * refusal is reported, never retried or queued.
+ * Approve or deny one pending approval. Like every action, it attaches at once when this tab is
+ * not in control (ensureAttached(), no extra confirmation step; the one-time control notice says
+ * what that means) and sends the exact `argumentHash` the card shows. One decision is in flight at
+ * a time; a refusal is reported, never retried or queued.
  */
 export function useApprovalDecision({
   sessionId,
@@ -30,12 +30,11 @@ export function useApprovalDecision({
   const control = useSessionControl(sessionId);
   const [, approve] = useMutation(ApproveToolMutation);
   const [, reject] = useMutation(RejectToolMutation);
-  const [confirming, setConfirming] = useState<{ action: DecisionAction; reason: string } | null>(
-    null,
-  );
   const [sending, setSending] = useState<DecisionAction | null>(null);
   const [refusal, setRefusal] = useState<Refusal | null>(null);
   const [controlError, setControlError] = useState<string | null>(null);
+  // Whether this card acted: only then does it show the one-time control notice.
+  const [acted, setActed] = useState(false);
   // A ref, not state: two key presses in one frame must not both send.
   const inFlight = useRef(false);
 
@@ -43,7 +42,7 @@ export function useApprovalDecision({
     async (action: DecisionAction, reason: string) => {
       if (inFlight.current) return;
       inFlight.current = true;
-      setConfirming(null);
+      setActed(true);
       setRefusal(null);
       setControlError(null);
       setSending(action);
@@ -82,22 +81,14 @@ export function useApprovalDecision({
     [control, sessionId, toolCallId, argumentHash, approve, reject],
   );
 
-  /** Ask to approve or deny: sends at once when attached, else shows the fencing notice first. */
+  /** Approve or deny now (attaching first when this tab only watches). */
   const request = useCallback(
     (action: DecisionAction, reason = '') => {
       if (inFlight.current || control.state === 'fenced' || control.state === 'attaching') return;
-      if (control.state !== 'attached') {
-        setConfirming({ action, reason });
-        return;
-      }
       void send(action, reason);
     },
     [control.state, send],
   );
-
-  const confirm = useCallback(() => {
-    if (confirming) void send(confirming.action, confirming.reason);
-  }, [confirming, send]);
 
   const takeControlBack = useCallback(async () => {
     setControlError(null);
@@ -113,13 +104,11 @@ export function useApprovalDecision({
 
   return {
     control,
-    confirming,
+    acted,
     sending,
     refusal,
     controlError,
     request,
-    confirm,
-    cancel: () => setConfirming(null),
     takeControlBack,
   };
 }

@@ -1,0 +1,1 @@
+export { KillSwitch } from './KillSwitch.tsx';

@@ -1,0 +1,2 @@
+export { RulesPage } from './RulesPage.tsx';
+export { RuleActions, RuleEditor, type RuleSeedInput } from './RuleEditor.tsx';
