@@ -147,7 +147,10 @@ describe('makeCacheConfig: studioAgentEventBatches', () => {
   it('writes only pages the timeline has loaded, never older uncached ones', async () => {
     const p1 = firstSeqOf(1);
     const test = await setup({ 1: logEvents(p1, p1 + 3) });
-    test.push('studioAgentEventBatches', batch([...logEvents(10, 11), ...logEvents(p1 + 4, p1 + 5)]));
+    test.push(
+      'studioAgentEventBatches',
+      batch([...logEvents(10, 11), ...logEvents(p1 + 4, p1 + 5)]),
+    );
     await flush();
     expect(seqs(readPage(test, 1))).toEqual(
       [0, 1, 2, 3, 4, 5].map((offset) => String(p1 + offset)),

@@ -337,7 +337,9 @@ describe('Timeline following the end', () => {
   function renderLive(events: StudioEvent[]) {
     const test = makeTestClient((operation) => {
       const page = Number((operation.variables as { page?: string }).page ?? 0);
-      const byPage = events.filter((event) => Math.floor((Number(event.seq) - 1) / PAGE_SIZE) === page);
+      const byPage = events.filter(
+        (event) => Math.floor((Number(event.seq) - 1) / PAGE_SIZE) === page,
+      );
       return { data: { studioEventPage: eventPage(page, byPage) } };
     });
     const element = (lastEventSeq: string) => (
