@@ -1,14 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { graphql } from './graphql.ts';
-import { EventBatchesSubscription, EventPageQuery } from './eventDocuments.ts';
+import { EventBatchesSubscription, EventPageQuery, PAGE_SIZE } from './eventDocuments.ts';
 import { makeTestClient, type TestClient } from '../test/testClient.ts';
 import {
   approval,
   approvalEvent,
   checkpointEvent,
   eventPage,
+  firstSeqOf,
   lifecycleEvent,
   logEvents,
+  pageOfLogEvents,
   SESSION_ID,
   toolCall,
   toolEvent,
@@ -104,7 +106,9 @@ async function setup(pages: Record<number, StudioEvent[]>): Promise<TestClient> 
     return { data: null };
   });
   for (const page of Object.keys(pages)) {
-    await test.client.query(EventPageQuery, { sessionId: SESSION_ID, page, size: 256 }).toPromise();
+    await test.client
+      .query(EventPageQuery, { sessionId: SESSION_ID, page, size: PAGE_SIZE })
+      .toPromise();
   }
   test.client
     .subscription(EventBatchesSubscription, { sessionId: SESSION_ID, afterSeq: '0' })
@@ -116,7 +120,7 @@ function readPage(test: TestClient, page: number) {
   const result = test.client.readQuery(EventPageQuery, {
     sessionId: SESSION_ID,
     page: String(page),
-    size: 256,
+    size: PAGE_SIZE,
   });
   return result?.data?.studioEventPage ?? null;
 }
@@ -141,24 +145,31 @@ describe('makeCacheConfig: studioAgentEventBatches', () => {
   });
 
   it('writes only pages the timeline has loaded, never older uncached ones', async () => {
-    const test = await setup({ 1: logEvents(257, 260) });
-    test.push('studioAgentEventBatches', batch([...logEvents(10, 11), ...logEvents(261, 262)]));
+    const p1 = firstSeqOf(1);
+    const test = await setup({ 1: logEvents(p1, p1 + 3) });
+    test.push(
+      'studioAgentEventBatches',
+      batch([...logEvents(10, 11), ...logEvents(p1 + 4, p1 + 5)]),
+    );
     await flush();
-    expect(seqs(readPage(test, 1))).toEqual(['257', '258', '259', '260', '261', '262']);
+    expect(seqs(readPage(test, 1))).toEqual(
+      [0, 1, 2, 3, 4, 5].map((offset) => String(p1 + offset)),
+    );
     expect(readPage(test, 0)).toBeNull();
   });
 
   it('opens the next page when a live event starts it right after a full cached page', async () => {
-    const test = await setup({ 0: logEvents(1, 256) });
-    test.push('studioAgentEventBatches', batch(logEvents(255, 258)));
+    const test = await setup({ 0: pageOfLogEvents(0) });
+    const p1 = firstSeqOf(1);
+    test.push('studioAgentEventBatches', batch(logEvents(p1 - 2, p1 + 1)));
     await flush();
     const first = readPage(test, 0);
-    expect(first?.events).toHaveLength(256);
+    expect(first?.events).toHaveLength(PAGE_SIZE);
     expect(first?.complete).toBe(true);
     const next = readPage(test, 1);
-    expect(seqs(next)).toEqual(['257', '258']);
+    expect(seqs(next)).toEqual([String(p1), String(p1 + 1)]);
     expect(next?.complete).toBe(false);
-    expect(next?.fromSeq).toBe('257');
+    expect(next?.fromSeq).toBe(String(p1));
   });
 
   it('updates the one StudioToolCall entity that every event for the call shares', async () => {
@@ -185,7 +196,7 @@ describe('makeCacheConfig: studioAgentEventBatches', () => {
     expect(seqs(page)).toEqual(['1', '2', '3', '4']);
   });
 
-  it('moves the cached session lastEventSeq and currentClientEpoch forward', async () => {
+  it('moves the cached session currentClientEpoch forward, and leaves lastEventSeq to studioSessionUpdates', async () => {
     const resolveSession = () => ({
       data: {
         crowdyStudioAgentSession: {
@@ -208,7 +219,8 @@ describe('makeCacheConfig: studioAgentEventBatches', () => {
     await flush();
     const session = sessionTest.client.readQuery(SessionQuery, { sessionId: SESSION_ID })?.data
       ?.crowdyStudioAgentSession;
-    expect(session?.lastEventSeq).toBe('3');
+    // A live batch does not rewrite the session (that would re-read every query holding it).
+    expect(session?.lastEventSeq).toBe('2');
     expect(session?.currentClientEpoch).toBe('4');
   });
 
@@ -235,7 +247,7 @@ describe('makeCacheConfig: studioAgentEventBatches', () => {
     });
     test.client.query(CheckpointsQuery, { sessionId: SESSION_ID }).subscribe(() => undefined);
     await test.client
-      .query(EventPageQuery, { sessionId: SESSION_ID, page: '0', size: 256 })
+      .query(EventPageQuery, { sessionId: SESSION_ID, page: '0', size: PAGE_SIZE })
       .toPromise();
     test.client
       .subscription(EventBatchesSubscription, { sessionId: SESSION_ID, afterSeq: '1' })
@@ -297,7 +309,7 @@ describe('makeCacheConfig: mutations', () => {
       return { data: { studioEventPage: eventPage(0, [toolEvent(1, 'TOOL_PROPOSED', pending)]) } };
     });
     await test.client
-      .query(EventPageQuery, { sessionId: SESSION_ID, page: '0', size: 256 })
+      .query(EventPageQuery, { sessionId: SESSION_ID, page: '0', size: PAGE_SIZE })
       .toPromise();
     const approvalStatus = () => {
       const event = readPage(test, 0)?.events[0];
@@ -339,7 +351,7 @@ describe('makeCacheConfig: answers that arrive after newer events', () => {
       return { data: { studioEventPage: eventPage(0, [toolEvent(1, 'TOOL_PROPOSED', waiting)]) } };
     });
     await test.client
-      .query(EventPageQuery, { sessionId: SESSION_ID, page: '0', size: 256 })
+      .query(EventPageQuery, { sessionId: SESSION_ID, page: '0', size: PAGE_SIZE })
       .toPromise();
     test.client
       .subscription(EventBatchesSubscription, { sessionId: SESSION_ID, afterSeq: '1' })

@@ -28,14 +28,6 @@ const PageComplete = graphql(`
   }
 `);
 
-const SessionSeq = graphql(`
-  fragment SessionSeq on AgentSession {
-    __typename
-    sessionId
-    lastEventSeq
-  }
-`);
-
 const SessionEpoch = graphql(`
   fragment SessionEpoch on AgentSession {
     __typename
@@ -358,29 +350,23 @@ function unlinkUnheldPages(cache: Cache, sessionId: string): void {
   }
 }
 
-/** Keeps the session's lastEventSeq and currentClientEpoch moving with the stream. */
+/**
+ * Keeps the session's currentClientEpoch moving with the stream. Its lastEventSeq is left to
+ * studioSessionUpdates (the shell's sidebar and inbox link keep that subscription open, at most
+ * one push per frame): writing it from every live batch made Graphcache re-read every query
+ * holding the session (screen, header, sidebar) once more per frame, and the timeline does not
+ * need it (it takes the newest of lastEventSeq and its newest loaded seq). Measured in
+ * docs/ARCHITECTURE.md ("Why this shape").
+ */
 function advanceSession(cache: Cache, sessionId: string, events: readonly Row[]): void {
   const sessionKey = cache.keyOfEntity({ __typename: 'AgentSession', sessionId });
   if (!sessionKey) return;
-  let maxSeq: bigint | null = null;
   let maxEpoch: bigint | null = null;
   for (const event of events) {
-    if (typeof event.seq === 'string') {
-      const seq = BigInt(event.seq);
-      if (maxSeq === null || seq > maxSeq) maxSeq = seq;
-    }
     if (event.type === 'CLIENT_ATTACHED' && typeof event.lifecycleClientEpoch === 'string') {
       const epoch = BigInt(event.lifecycleClientEpoch);
       if (maxEpoch === null || epoch > maxEpoch) maxEpoch = epoch;
     }
-  }
-  const cachedSeq = cache.resolve(sessionKey, 'lastEventSeq');
-  if (maxSeq !== null && typeof cachedSeq === 'string' && maxSeq > BigInt(cachedSeq)) {
-    cache.writeFragment(SessionSeq, {
-      __typename: 'AgentSession',
-      sessionId,
-      lastEventSeq: maxSeq.toString(),
-    });
   }
   const cachedEpoch = cache.resolve(sessionKey, 'currentClientEpoch');
   if (maxEpoch !== null && typeof cachedEpoch === 'string' && maxEpoch > BigInt(cachedEpoch)) {

@@ -8,6 +8,7 @@ import type {
   StudioEvent,
   ToolCallState,
 } from '../graphql/eventFragments.ts';
+import { PAGE_SIZE } from '../graphql/eventDocuments.ts';
 
 export const SESSION_ID = 'session-1';
 const T0 = Date.parse('2026-11-30T09:00:00.000Z');
@@ -345,12 +346,27 @@ export function eventPage(page: number, events: StudioEvent[], sessionId = SESSI
     __typename: 'StudioEventPage' as const,
     sessionId,
     page: String(page),
-    size: 256,
-    fromSeq: String(page * 256 + 1),
-    throughSeq: String((page + 1) * 256),
-    complete: events.length === 256,
+    size: PAGE_SIZE,
+    fromSeq: String(page * PAGE_SIZE + 1),
+    throughSeq: String((page + 1) * PAGE_SIZE),
+    complete: events.length === PAGE_SIZE,
     events,
   };
+}
+
+/** The first seq of a page (the client's page size, PAGE_SIZE). */
+export function firstSeqOf(page: number): number {
+  return page * PAGE_SIZE + 1;
+}
+
+/** The last seq of a page. */
+export function lastSeqOf(page: number): number {
+  return (page + 1) * PAGE_SIZE;
+}
+
+/** A full page of log events. */
+export function pageOfLogEvents(page: number): EventOf<'StudioLogEvent'>[] {
+  return logEvents(firstSeqOf(page), lastSeqOf(page));
 }
 
 /** Events 1..n as simple log lines (cheap filler for page tests). */

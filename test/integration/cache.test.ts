@@ -11,7 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStudioServer, type StudioServer } from '../../server/app.ts';
 import type { EventDraft } from '../../server/engine/eventDrafts.ts';
 import { makeStudioClient, type StudioClient } from '../../src/graphql/client.ts';
-import { EventBatchesSubscription, EventPageQuery } from '../../src/graphql/eventDocuments.ts';
+import {
+  EventBatchesSubscription,
+  EventPageQuery,
+  PAGE_SIZE,
+} from '../../src/graphql/eventDocuments.ts';
 import { graphql } from '../../src/graphql/graphql.ts';
 
 const ToolCallByKey = graphql(`
@@ -133,14 +137,14 @@ describe('web data layer against the real server', () => {
   });
 
   const readPage = () =>
-    studio.client.readQuery(EventPageQuery, { sessionId, page: '0', size: 256 })?.data
+    studio.client.readQuery(EventPageQuery, { sessionId, page: '0', size: PAGE_SIZE })?.data
       ?.studioEventPage ?? null;
   const seqs = () => readPage()?.events.map((event) => event.seq) ?? [];
 
   it('streams events into the newest page, one StudioToolCall entity per call, no duplicates, gaps filled', async () => {
     server.engine.append(sessionId, [toolDraft('TOOL_PROPOSED', 'call-1', 'PROPOSED')]);
     const first = await studio.client
-      .query(EventPageQuery, { sessionId, page: '0', size: 256 })
+      .query(EventPageQuery, { sessionId, page: '0', size: PAGE_SIZE })
       .toPromise();
     expect(first.error).toBeUndefined();
     const loaded = first.data?.studioEventPage.events ?? [];

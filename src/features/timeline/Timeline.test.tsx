@@ -1,6 +1,7 @@
 import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
 import { Provider } from 'urql';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PAGE_SIZE } from '../../graphql/eventDocuments.ts';
 import type { StudioEvent } from '../../graphql/eventFragments.ts';
 import {
   approval,
@@ -8,12 +9,14 @@ import {
   budgetEvent,
   checkpointEvent,
   eventPage,
+  firstSeqOf,
   foreignEvent,
   leaseEvent,
   lifecycleEvent,
   logEvent,
   logEvents,
   messageEvent,
+  pageOfLogEvents,
   questionEvent,
   runEvent,
   SESSION_ID,
@@ -287,13 +290,14 @@ describe('Timeline', () => {
   });
 
   it('shows an unloaded older page as one row and loads it once it is in view', async () => {
-    const test = renderTimeline({ 0: logEvents(1, 256), 1: logEvents(257, 260) });
+    const p1 = firstSeqOf(1);
+    const test = renderTimeline({ 0: pageOfLogEvents(0), 1: logEvents(p1, p1 + 3) });
     expect(
-      await screen.findByRole('article', { name: 'Events 1 to 256, not loaded' }),
+      await screen.findByRole('article', { name: `Events 1 to ${PAGE_SIZE}, not loaded` }),
     ).toBeTruthy();
     // The gap row is within a screen of the followed end, so page 0 loads after page 1, and its
     // newest rows render just above page 1's (while following, rows fill the view from the end).
-    await screen.findByText('line 256');
+    await screen.findByText(`line ${PAGE_SIZE}`);
     const pages = test.operations
       .filter((op) => op.kind === 'query')
       .map((op) => (op.variables as { page: string }).page);
@@ -333,7 +337,9 @@ describe('Timeline following the end', () => {
   function renderLive(events: StudioEvent[]) {
     const test = makeTestClient((operation) => {
       const page = Number((operation.variables as { page?: string }).page ?? 0);
-      const byPage = events.filter((event) => Math.floor((Number(event.seq) - 1) / 256) === page);
+      const byPage = events.filter(
+        (event) => Math.floor((Number(event.seq) - 1) / PAGE_SIZE) === page,
+      );
       return { data: { studioEventPage: eventPage(page, byPage) } };
     });
     const element = (lastEventSeq: string) => (
@@ -394,8 +400,8 @@ describe('Timeline following the end', () => {
   });
 
   it('never shows the page the stream just opened as a gap below the newest events', async () => {
-    const { test, rerender } = renderLive(logEvents(1, 256));
-    await screen.findByText('line 256');
+    const { test, rerender } = renderLive(pageOfLogEvents(0));
+    await screen.findByText(`line ${PAGE_SIZE}`);
     await waitFor(() => expect(test.subscriptions()).toHaveLength(1));
     const gaps: string[] = [];
     const observer = new MutationObserver(() => {
@@ -403,11 +409,23 @@ describe('Timeline following the end', () => {
         gaps.push(row.getAttribute('aria-label') ?? '');
     });
     observer.observe(document.body, { childList: true, subtree: true });
-    pushBatch(test, logEvents(257, 260));
-    rerender('260');
-    expect(await screen.findByText('line 260')).toBeTruthy();
+    const p1 = firstSeqOf(1);
+    pushBatch(test, logEvents(p1, p1 + 3));
+    rerender(String(p1 + 3));
+    expect(await screen.findByText(`line ${p1 + 3}`)).toBeTruthy();
     observer.disconnect();
     expect(gaps).toEqual([]);
+    await waitFor(() => expect(atEnd()).toBe(true));
+  });
+
+  it('moves on to the next page when the stream fills the newest one, without a new lastEventSeq', async () => {
+    const { test } = renderLive(logEvents(1, PAGE_SIZE - 2));
+    await screen.findByText(`line ${PAGE_SIZE - 2}`);
+    await waitFor(() => expect(test.subscriptions()).toHaveLength(1));
+    // The batch completes page 0 and opens page 1; the session's lastEventSeq stays where it was.
+    const p1 = firstSeqOf(1);
+    pushBatch(test, logEvents(PAGE_SIZE - 1, p1 + 2));
+    expect(await screen.findByText(`line ${p1 + 2}`)).toBeTruthy();
     await waitFor(() => expect(atEnd()).toBe(true));
   });
 

@@ -152,7 +152,9 @@ export function Timeline(props: TimelineProps) {
   const { sessionId, lastEventSeq, focusSeq = null } = props;
   const { store, snapshot } = useEventPages(sessionId);
   const lastSeq = maxSeq(lastEventSeq, newestLoadedSeq(snapshot));
-  const newestPage = pageOfSeq(lastSeq === '0' ? '1' : lastSeq);
+  // The page the next event lands in: a full newest page moves the timeline on to the next one
+  // itself, so crossing a page never waits for the session's lastEventSeq to arrive.
+  const newestPage = pageOfSeq((BigInt(lastSeq) + 1n).toString());
 
   useEffect(() => store.want(newestPage), [store, newestPage]);
   useEffect(() => {

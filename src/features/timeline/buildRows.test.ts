@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   approval,
   approvalEvent,
+  firstSeqOf,
+  lastSeqOf,
   logEvents,
   messageEvent,
   questionEvent,
@@ -9,6 +11,10 @@ import {
   toolEvent,
 } from '../../test/fixtures.ts';
 import { buildRows, type EventRow, type MessageRow, type ToolCallRow } from './buildRows.ts';
+
+/** The first seq of page 1 and of page 2. */
+const P1 = firstSeqOf(1);
+const P2 = firstSeqOf(2);
 
 describe('buildRows', () => {
   it('merges assistant chunks across pages into one message, final once ASSISTANT_MESSAGE lands', () => {
@@ -24,7 +30,7 @@ describe('buildRows', () => {
       },
       {
         page: '1',
-        events: [messageEvent(257, 'ASSISTANT_CHUNK', 'lo', 'a')],
+        events: [messageEvent(P1, 'ASSISTANT_CHUNK', 'lo', 'a')],
         loading: false,
         error: null,
       },
@@ -35,7 +41,7 @@ describe('buildRows', () => {
       kind: 'message',
       content: 'Hello',
       final: false,
-      seqs: ['2', '257'],
+      seqs: ['2', String(P1)],
     });
 
     const done = buildRows([
@@ -69,13 +75,13 @@ describe('buildRows', () => {
         loading: false,
         error: null,
       },
-      { page: '1', events: [toolEvent(257, 'TOOL_SUCCEEDED', done)], loading: false, error: null },
+      { page: '1', events: [toolEvent(P1, 'TOOL_SUCCEEDED', done)], loading: false, error: null },
     ]);
     expect(rows.map((row) => row.kind)).toEqual(['toolCall', 'event']);
     const card = rows[0] as ToolCallRow;
     expect(card).toMatchObject({
       key: 'tool:call-1',
-      seqs: ['1', '2', '257'],
+      seqs: ['1', '2', String(P1)],
       status: 'SUCCEEDED',
       toolName: 'workspace.file.patch',
     });
@@ -108,18 +114,18 @@ describe('buildRows', () => {
     const rows = buildRows([
       { page: '0', events: null, loading: false, error: null },
       { page: '1', events: null, loading: true, error: null },
-      { page: '2', events: logEvents(513, 514), loading: false, error: null },
+      { page: '2', events: logEvents(P2, P2 + 1), loading: false, error: null },
     ]);
     expect(rows.map((row) => row.key)).toEqual([
       'page:0',
       'page:1',
-      'session-1-e513',
-      'session-1-e514',
+      `session-1-e${P2}`,
+      `session-1-e${P2 + 1}`,
     ]);
     expect(rows[1]).toMatchObject({
       kind: 'gap',
-      fromSeq: '257',
-      throughSeq: '512',
+      fromSeq: String(P1),
+      throughSeq: String(lastSeqOf(1)),
       loading: true,
     });
   });

@@ -1,8 +1,14 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EVENT_BATCH_DEFAULT } from '../../../protocol/contract.ts';
-import { EventBatchesSubscription } from '../../graphql/eventDocuments.ts';
+import { EventBatchesSubscription, PAGE_SIZE } from '../../graphql/eventDocuments.ts';
 import type { StudioEvent } from '../../graphql/eventFragments.ts';
-import { eventPage, logEvents, SESSION_ID } from '../../test/fixtures.ts';
+import {
+  eventPage,
+  firstSeqOf,
+  logEvents,
+  pageOfLogEvents,
+  SESSION_ID,
+} from '../../test/fixtures.ts';
 import { makeTestClient, type TestClient } from '../../test/testClient.ts';
 import { EventPageStore, type ScheduleFn } from './eventPageStore.ts';
 
@@ -24,12 +30,16 @@ function manualFrames() {
   };
 }
 
+/** Pages 0..2 full, page 3 holding its first two seqs (`P3` and `P3 + 1`). */
+const P3 = firstSeqOf(3);
 const PAGES: Record<number, StudioEvent[]> = {
-  0: logEvents(1, 256),
-  1: logEvents(257, 512),
-  2: logEvents(513, 768),
-  3: logEvents(769, 770),
+  0: pageOfLogEvents(0),
+  1: pageOfLogEvents(1),
+  2: pageOfLogEvents(2),
+  3: logEvents(P3, P3 + 1),
 };
+const range = (from: number, through: number) =>
+  Array.from({ length: through - from + 1 }, (_, i) => String(from + i));
 
 function setup() {
   const test = makeTestClient((operation) => {
@@ -99,19 +109,19 @@ describe('EventPageStore', () => {
     store.want('3');
     await loaded(store, ['3']);
     const before = notified();
-    const live = stream(test, '770');
+    const live = stream(test, String(P3 + 1));
     await vi.waitFor(() => expect(test.subscriptions()).toHaveLength(1));
-    live.push(771, 771);
-    live.push(772, 773);
-    live.push(774, 774);
+    live.push(P3 + 2, P3 + 2);
+    live.push(P3 + 3, P3 + 4);
+    live.push(P3 + 5, P3 + 5);
     // Let the cache re-run the page query after each write.
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(notified()).toBe(before);
-    expect(seqsOf(store, '3')).toEqual(['769', '770']);
+    expect(seqsOf(store, '3')).toEqual(range(P3, P3 + 1));
     expect(frames.count()).toBe(1);
     frames.run();
     expect(notified()).toBe(before + 1);
-    expect(seqsOf(store, '3')).toEqual(['769', '770', '771', '772', '773', '774']);
+    expect(seqsOf(store, '3')).toEqual(range(P3, P3 + 5));
     live.stop();
   });
 
@@ -127,16 +137,16 @@ describe('EventPageStore', () => {
     expect([...store.wantedPages]).toEqual(['1', '2', '3']);
 
     // Writing a live batch unlinks the pages no timeline holds (page 0), not the held ones.
-    const live = stream(test, '770');
+    const live = stream(test, String(P3 + 1));
     await vi.waitFor(() => expect(test.subscriptions()).toHaveLength(1));
-    live.push(771, 771);
+    live.push(P3 + 2, P3 + 2);
     store.release('1');
     store.want('1');
     store.want('0');
     await loaded(store, ['0', '1']);
     expect(pageQueries(test, '0')).toBe(2);
     expect(pageQueries(test, '1')).toBe(1);
-    expect(seqsOf(store, '0')?.length).toBe(256);
+    expect(seqsOf(store, '0')?.length).toBe(PAGE_SIZE);
     live.stop();
   });
 
@@ -146,9 +156,9 @@ describe('EventPageStore', () => {
     await loaded(store, ['0', '1', '2', '3']);
     store.release('0');
     store.deactivate();
-    const live = stream(test, '770');
+    const live = stream(test, String(P3 + 1));
     await vi.waitFor(() => expect(test.subscriptions()).toHaveLength(1));
-    live.push(771, 771);
+    live.push(P3 + 2, P3 + 2);
     store.activate();
     store.want('0');
     await loaded(store, ['0']);

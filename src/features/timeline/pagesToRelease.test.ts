@@ -1,13 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { logEvents } from '../../test/fixtures.ts';
+import { PAGE_SIZE } from '../../graphql/eventDocuments.ts';
+import { pageOfLogEvents } from '../../test/fixtures.ts';
 import { buildRows, type PageSlot } from './buildRows.ts';
 import { pagesInRange, pagesToRelease, type RowExtent } from './pagesToRelease.ts';
 
-/** Pages 0..4: page 2 loaded with 256 rows of 10 px, the others gaps of 1,000 px. */
+/** Pages 0..4: page 2 loaded with PAGE_SIZE rows of 10 px, the others gaps of 1,000 px. */
 function layout() {
   const slots: PageSlot[] = [0, 1, 2, 3, 4].map((page) => ({
     page: String(page),
-    events: page === 2 ? logEvents(513, 768) : null,
+    events: page === 2 ? pageOfLogEvents(2) : null,
     loading: false,
     error: null,
   }));
@@ -25,12 +26,13 @@ function layout() {
 describe('pagesInRange', () => {
   it('names the pages of the rows overlapping the range, gaps and loaded rows alike', () => {
     const { rows, extents } = layout();
-    // Page 1's gap ends at 2,000; page 2's rows span 2,000..4,560; page 3's gap follows.
+    // Page 1's gap ends at 2,000; page 2's rows span 2,000..end; page 3's gap follows.
+    const end = 2_000 + PAGE_SIZE * 10;
     expect([...pagesInRange(rows, extents, 1_990, 2_100)].sort()).toEqual(['1', '2']);
-    expect([...pagesInRange(rows, extents, 2_500, 3_000)]).toEqual(['2']);
-    expect([...pagesInRange(rows, extents, 4_555, 4_600)].sort()).toEqual(['2', '3']);
+    expect([...pagesInRange(rows, extents, 2_010, end - 10)]).toEqual(['2']);
+    expect([...pagesInRange(rows, extents, end - 5, end + 40)].sort()).toEqual(['2', '3']);
     expect([...pagesInRange(rows, extents, 0, 10)]).toEqual(['0']);
-    expect([...pagesInRange(rows, extents, 9_000, 9_500)]).toEqual([]);
+    expect([...pagesInRange(rows, extents, end + 2_500, end + 3_000)]).toEqual([]);
   });
 });
 
