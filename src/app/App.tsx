@@ -1,4 +1,4 @@
-import { useEffect } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import {
   ApprovalInboxPage,
   useBackgroundApprovalNotifications,
@@ -9,9 +9,10 @@ import { SessionsSidebar } from '../features/sessions/index.ts';
 import type { ConnectionStore } from '../graphql/connectionStore.ts';
 import { Link } from '../ui/router.tsx';
 import { ThemeToggle } from '../ui/ThemeToggle.tsx';
+import { useMediaQuery, WIDE_QUERY } from '../ui/useMediaQuery.ts';
 import { sessionHref } from './paths.ts';
 import { renderToolCall } from './renderers.tsx';
-import { useRoute, type Route } from './routes.ts';
+import { pathOf, useRoute, type Route } from './routes.ts';
 import { SessionScreen } from './SessionScreen.tsx';
 
 function BackgroundNotifications() {
@@ -27,7 +28,8 @@ function InboxLink({ current }: { current: boolean }) {
       aria-current={current ? 'page' : undefined}
       className="rounded px-2 py-1 text-sm font-medium text-slate-800 hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 aria-[current=page]:underline dark:text-slate-100 dark:hover:bg-slate-800"
     >
-      Approval inbox
+      <span className="max-sm:hidden">Approval inbox</span>
+      <span className="sm:hidden">Inbox</span>
       {count > 0 ? (
         <span className="ml-1 rounded-full bg-amber-500 px-1.5 text-xs font-semibold text-black">
           {count}
@@ -97,45 +99,114 @@ function RouteView({ route }: { route: Route }) {
   }
 }
 
-/** The shell: header with the connection state, the live sessions sidebar, and the routed page. */
+/**
+ * The shell: a one-line header, the live sessions sidebar and the routed page, exactly one
+ * screen tall at every size (the document never scrolls; each region scrolls itself). From
+ * 900 px wide the sidebar stays beside the page; below it is a drawer the header's "Sessions"
+ * button opens (Escape, the backdrop or picking a session closes it and focus goes back).
+ */
 export function App({ connection }: { connection: ConnectionStore }) {
   const route = useRoute();
   const activeSessionId = 'sessionId' in route ? route.sessionId : null;
+  const wide = useMediaQuery(WIDE_QUERY);
+  const [drawerOpen, setDrawerOpen] = useState(false);
+  const drawer = drawerOpen && !wide;
+  const menuButton = useRef<HTMLButtonElement>(null);
+  const sidebar = useRef<HTMLElement>(null);
+  const path = pathOf(route);
+
+  const closeDrawer = useCallback(() => {
+    setDrawerOpen(false);
+    menuButton.current?.focus();
+  }, []);
+  // Picking a session (any navigation) closes the drawer.
+  useEffect(() => setDrawerOpen(false), [path]);
+  useEffect(() => {
+    if (!drawer) return;
+    sidebar.current?.querySelector<HTMLElement>('a[aria-current="page"], a')?.focus();
+    const onKey = (event: KeyboardEvent) => {
+      if (event.key === 'Escape') closeDrawer();
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, [drawer, closeDrawer]);
+
   return (
-    <div className="flex h-screen flex-col bg-white text-slate-900 dark:bg-slate-950 dark:text-slate-100">
+    <div className="relative flex h-dvh flex-col overflow-hidden bg-white text-slate-900 dark:bg-slate-950 dark:text-slate-100">
       <a
         href="#main"
         className="sr-only focus:not-sr-only focus:absolute focus:top-2 focus:left-2 focus:z-50 focus:rounded focus:bg-white focus:px-3 focus:py-2 focus:text-sm dark:focus:bg-slate-900"
       >
         Skip to content
       </a>
-      <header className="flex flex-wrap items-center gap-x-4 gap-y-2 border-b border-slate-200 px-4 py-2 dark:border-slate-700">
+      <header
+        inert={drawer}
+        className="flex min-w-0 items-center gap-x-2 border-b border-slate-200 px-3 py-1.5 dark:border-slate-700"
+      >
+        <button
+          ref={menuButton}
+          type="button"
+          aria-expanded={drawer}
+          aria-controls="sessions-drawer"
+          onClick={() => setDrawerOpen(true)}
+          className="shrink-0 rounded border border-slate-300 px-2 py-1 text-sm font-medium text-slate-800 hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 wide:hidden dark:border-slate-600 dark:text-slate-100 dark:hover:bg-slate-800"
+        >
+          <span aria-hidden="true">☰</span>
+          <span className="max-sm:sr-only"> Sessions</span>
+        </button>
         <Link
           to="/"
-          className="text-base font-semibold text-slate-900 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-slate-50"
+          className="shrink-0 text-base font-semibold whitespace-nowrap text-slate-900 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-slate-50"
         >
-          Agent Studio
+          <span className="max-md:hidden">Agent </span>Studio
         </Link>
-        <nav aria-label="Main">
+        <nav aria-label="Main" className="shrink-0">
           <InboxLink current={route.name === 'inbox'} />
         </nav>
-        <div className="ml-auto flex min-w-0 items-center gap-3">
+        <div className="ml-auto flex min-w-0 items-center gap-2">
           <ConnectionBadge store={connection} />
           <ThemeToggle />
         </div>
       </header>
       {route.name === 'inbox' ? null : <BackgroundNotifications />}
-      <div className="flex min-h-0 flex-1">
+      <div className="relative flex min-h-0 flex-1">
+        {drawer ? (
+          <button
+            type="button"
+            tabIndex={-1}
+            aria-label="Close the sessions list"
+            onClick={closeDrawer}
+            className="fixed inset-0 z-30 bg-slate-900/40"
+          />
+        ) : null}
         <aside
+          ref={sidebar}
+          id="sessions-drawer"
           aria-label="Sessions"
-          className="flex w-72 shrink-0 flex-col border-r border-slate-200 dark:border-slate-700"
+          className={`flex shrink-0 flex-col border-r border-slate-200 bg-white dark:border-slate-700 dark:bg-slate-950 ${
+            wide
+              ? 'w-72'
+              : `fixed inset-y-0 left-0 z-40 w-80 max-w-[85vw] shadow-xl ${drawer ? '' : 'invisible'}`
+          }`}
         >
+          {wide ? null : (
+            <div className="flex justify-end px-2 pt-2">
+              <button
+                type="button"
+                onClick={closeDrawer}
+                className="rounded border border-slate-300 px-2 py-1 text-xs text-slate-800 hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-slate-600 dark:text-slate-100 dark:hover:bg-slate-800"
+              >
+                Close
+              </button>
+            </div>
+          )}
           <SessionsSidebar activeSessionId={activeSessionId} sessionHref={sessionHref} />
         </aside>
         <main
           id="main"
           tabIndex={-1}
-          className="flex min-h-0 min-w-0 flex-1 flex-col focus:outline-none"
+          inert={drawer}
+          className="relative flex min-h-0 min-w-0 flex-1 flex-col focus:outline-none"
         >
           <RouteView route={route} />
         </main>

@@ -70,7 +70,7 @@ export function SessionScreen({
         </div>
       )}
       {view === 'timeline' && session.status === 'ACTIVE' ? (
-        <div className="border-t border-slate-200 px-4 py-2 dark:border-slate-700">
+        <div className="border-t border-slate-200 px-3 py-1.5 roomy:px-4 roomy:py-2 dark:border-slate-700">
           <MessageComposer sessionId={sessionId} />
         </div>
       ) : null}

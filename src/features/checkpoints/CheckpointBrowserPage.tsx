@@ -4,6 +4,7 @@ import { CHECKPOINTS_PAGE_MAX } from '../../../protocol/contract.ts';
 import type { ResultOf } from '../../graphql/graphql.ts';
 import { CopyButton } from '../../ui/CopyButton.tsx';
 import { SafeText } from '../../ui/SafeText.tsx';
+import { ScrollX } from '../../ui/ScrollX.tsx';
 import { ComparisonCounts, ComparisonTable } from './CheckpointCompare.tsx';
 import { CheckpointFilesTable } from './CheckpointFilesTable.tsx';
 import { compareFiles, type ManifestFile } from './compareFiles.ts';
@@ -116,78 +117,80 @@ export function CheckpointBrowserPage({
 
       {connection?.supported ? (
         <>
-          <table className="w-full text-left text-sm">
-            <caption className="sr-only">Checkpoints of this session, newest first</caption>
-            <thead>
-              <tr className="text-xs text-slate-600 dark:text-slate-400">
-                {LIST_COLUMNS.map((column, index) => (
-                  <th key={column} scope="col" className={index < 2 ? 'px-1' : 'px-2'}>
-                    {column}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            {project ? (
-              <tbody>
-                <tr className="bg-slate-50 dark:bg-slate-900">
-                  <td className="px-1">
-                    <input
-                      type="radio"
-                      name={`${headingId}-from`}
-                      aria-label="Compare from the current project"
-                      checked={sameSide(from, PROJECT)}
-                      onChange={() => setFrom(PROJECT)}
-                    />
-                  </td>
-                  <td className="px-1">
-                    <input
-                      type="radio"
-                      name={`${headingId}-to`}
-                      aria-label="Compare to the current project"
-                      checked={sameSide(to, PROJECT)}
-                      onChange={() => setTo(PROJECT)}
-                    />
-                  </td>
-                  <td className="px-2 font-medium" colSpan={2}>
-                    Current project
-                  </td>
-                  <td className="px-2 tabular-nums">{project.revision}</td>
-                  <td className="px-2">{dateTimeOf(project.updatedAt)}</td>
-                  <td className="px-2 font-mono text-xs" title={project.contentHash}>
-                    {shortHash(project.contentHash)}
-                  </td>
-                  <td className="px-2 tabular-nums">{project.files.length}</td>
-                  <td className="px-2" colSpan={2} />
+          <ScrollX label="Checkpoint list">
+            <table className="w-full text-left text-sm">
+              <caption className="sr-only">Checkpoints of this session, newest first</caption>
+              <thead>
+                <tr className="text-xs text-slate-600 dark:text-slate-400">
+                  {LIST_COLUMNS.map((column, index) => (
+                    <th key={column} scope="col" className={index < 2 ? 'px-1' : 'px-2'}>
+                      {column}
+                    </th>
+                  ))}
                 </tr>
-              </tbody>
-            ) : null}
-            {cursors.map((after, index) => (
-              <CheckpointRows
-                key={after ?? 'first'}
-                sessionId={sessionId}
-                after={after}
-                refreshCount={refreshCount}
-                radioName={headingId}
-                projectHash={project?.contentHash ?? null}
-                from={from}
-                to={to}
-                filesOf={filesOf}
-                onFrom={setFrom}
-                onTo={setTo}
-                onFiles={(id) => setFilesOf((current) => (current === id ? null : id))}
-                onCompareWithProject={(id) => {
-                  setFrom({ kind: 'checkpoint', checkpointId: id });
-                  setTo(PROJECT);
-                }}
-                onRestore={startRestore}
-                onNextCursor={
-                  index === cursors.length - 1
-                    ? (cursor) => setCursors((current) => [...current, cursor])
-                    : null
-                }
-              />
-            ))}
-          </table>
+              </thead>
+              {project ? (
+                <tbody>
+                  <tr className="bg-slate-50 dark:bg-slate-900">
+                    <td className="px-1">
+                      <input
+                        type="radio"
+                        name={`${headingId}-from`}
+                        aria-label="Compare from the current project"
+                        checked={sameSide(from, PROJECT)}
+                        onChange={() => setFrom(PROJECT)}
+                      />
+                    </td>
+                    <td className="px-1">
+                      <input
+                        type="radio"
+                        name={`${headingId}-to`}
+                        aria-label="Compare to the current project"
+                        checked={sameSide(to, PROJECT)}
+                        onChange={() => setTo(PROJECT)}
+                      />
+                    </td>
+                    <td className="px-2 font-medium" colSpan={2}>
+                      Current project
+                    </td>
+                    <td className="px-2 tabular-nums">{project.revision}</td>
+                    <td className="px-2">{dateTimeOf(project.updatedAt)}</td>
+                    <td className="px-2 font-mono text-xs" title={project.contentHash}>
+                      {shortHash(project.contentHash)}
+                    </td>
+                    <td className="px-2 tabular-nums">{project.files.length}</td>
+                    <td className="px-2" colSpan={2} />
+                  </tr>
+                </tbody>
+              ) : null}
+              {cursors.map((after, index) => (
+                <CheckpointRows
+                  key={after ?? 'first'}
+                  sessionId={sessionId}
+                  after={after}
+                  refreshCount={refreshCount}
+                  radioName={headingId}
+                  projectHash={project?.contentHash ?? null}
+                  from={from}
+                  to={to}
+                  filesOf={filesOf}
+                  onFrom={setFrom}
+                  onTo={setTo}
+                  onFiles={(id) => setFilesOf((current) => (current === id ? null : id))}
+                  onCompareWithProject={(id) => {
+                    setFrom({ kind: 'checkpoint', checkpointId: id });
+                    setTo(PROJECT);
+                  }}
+                  onRestore={startRestore}
+                  onNextCursor={
+                    index === cursors.length - 1
+                      ? (cursor) => setCursors((current) => [...current, cursor])
+                      : null
+                  }
+                />
+              ))}
+            </table>
+          </ScrollX>
           {connection.edges.length === 0 ? (
             <p className="text-sm text-slate-600 dark:text-slate-400">
               No checkpoints yet: one is taken before every agent write.

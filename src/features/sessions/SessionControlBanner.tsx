@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import { useSessionControl, type SessionControlState } from '../../graphql/attachment.ts';
 import { SafeText } from '../../ui/SafeText.tsx';
 
@@ -15,7 +16,15 @@ const TONE: Record<SessionControlState, string> = {
 };
 
 const button =
-  'rounded border border-current px-2 py-0.5 text-xs font-medium hover:bg-white/60 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:bg-black/30';
+  'shrink-0 rounded border border-current px-2 py-0.5 text-xs font-medium hover:bg-white/60 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:bg-black/30';
+
+/** The full explanation, shown where there is room (see `roomy` in index.css). */
+const LONG = 'hidden roomy:inline';
+
+/** The one-line form on a phone or a zoomed window; the same facts in fewer words. */
+function Short({ children }: { children: ReactNode }) {
+  return <span className="min-w-0 flex-1 truncate roomy:hidden">{children}</span>;
+}
 
 /**
  * Says whether this tab is watching or in control of the session, that acting fences every
@@ -27,11 +36,12 @@ export function SessionControlBanner({ sessionId }: { sessionId: string }) {
   return (
     <div
       role={state === 'fenced' || state === 'error' ? 'alert' : 'status'}
-      className={`flex flex-wrap items-center gap-2 rounded border px-3 py-1.5 text-xs ${TONE[state]}`}
+      className={`flex items-center gap-2 rounded border px-2 py-1 text-xs roomy:flex-wrap roomy:px-3 roomy:py-1.5 ${TONE[state]}`}
     >
       {state === 'observer' ? (
         <>
-          <span>
+          <Short>Watching only: acting takes control and fences other tabs.</Short>
+          <span className={LONG}>
             Watching. Your first action (approve, deny, restore, send, pause, resume, cancel) makes
             this tab the session&apos;s controller, which fences every other tab and client.
           </span>
@@ -47,7 +57,16 @@ export function SessionControlBanner({ sessionId }: { sessionId: string }) {
       {state === 'attaching' ? <span>Taking control of the session…</span> : null}
       {state === 'attached' ? (
         <>
-          <span>
+          <Short>
+            In control (epoch {control.clientEpoch})
+            {control.error ? (
+              <>
+                {' '}
+                <SafeText text={control.error} />
+              </>
+            ) : null}
+          </Short>
+          <span className={LONG}>
             This tab controls the session (client epoch {control.clientEpoch}). Other tabs and
             clients can only watch.
             {control.error ? (
@@ -64,7 +83,8 @@ export function SessionControlBanner({ sessionId }: { sessionId: string }) {
       ) : null}
       {state === 'fenced' ? (
         <>
-          <span>
+          <Short>Fenced: another tab or client is in control.</Short>
+          <span className={LONG}>
             Another tab or client took control of this session. This tab now only watches; its
             approvals would be refused.
           </span>

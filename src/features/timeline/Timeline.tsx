@@ -417,13 +417,14 @@ export function Timeline(props: TimelineProps) {
           Event #{focusSeq} is not in this session (yet). The newest event is #{lastSeq}.
         </p>
       ) : null}
-      <div className="relative min-h-0 flex-1">
+      {/* The "new events" pill sits below the scroller, in flow, so it never covers a row. */}
+      <div className="relative flex min-h-0 flex-1 flex-col">
         <div
           ref={scrollRef}
           role="region"
           aria-label="Events, oldest first"
           tabIndex={0}
-          className="h-full overflow-y-auto focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-blue-600"
+          className="min-h-0 flex-1 overflow-y-auto focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-blue-600"
         >
           {shown.length === 0 ? (
             <p className="px-4 py-6 text-sm text-slate-600 dark:text-slate-300">
@@ -505,7 +506,7 @@ export function Timeline(props: TimelineProps) {
               setFollowing(true);
               command(() => virtualizer.scrollToEnd());
             }}
-            className="absolute bottom-4 left-1/2 -translate-x-1/2 rounded-full bg-blue-700 px-4 py-1.5 text-sm font-medium text-white shadow-lg hover:bg-blue-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600"
+            className="my-1 self-center rounded-full bg-blue-700 px-4 py-1.5 text-sm font-medium text-white shadow-lg hover:bg-blue-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600"
           >
             {newEvents} new {newEvents === 1 ? 'event' : 'events'} ↓
           </button>
