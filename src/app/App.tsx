@@ -90,7 +90,7 @@ function RouteView({ route }: { route: Route }) {
       return <SessionScreen sessionId={route.sessionId} view="checkpoints" />;
     case 'inbox':
       return (
-        <div className="min-h-0 flex-1 overflow-y-auto">
+        <div className="relative min-h-0 flex-1 overflow-y-auto">
           <ApprovalInboxPage renderToolCall={renderToolCall} sessionHref={sessionHref} />
         </div>
       );
@@ -115,10 +115,18 @@ export function App({ connection }: { connection: ConnectionStore }) {
   const sidebar = useRef<HTMLElement>(null);
   const path = pathOf(route);
 
+  // Closing by Escape, the backdrop or Close gives the focus back to the button (once the
+  // header is no longer inert); picking a session leaves it on the page.
+  const returnFocus = useRef(false);
   const closeDrawer = useCallback(() => {
+    returnFocus.current = true;
     setDrawerOpen(false);
-    menuButton.current?.focus();
   }, []);
+  useEffect(() => {
+    if (drawer || !returnFocus.current) return;
+    returnFocus.current = false;
+    menuButton.current?.focus();
+  }, [drawer]);
   // Picking a session (any navigation) closes the drawer.
   useEffect(() => setDrawerOpen(false), [path]);
   useEffect(() => {

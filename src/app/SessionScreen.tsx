@@ -65,7 +65,7 @@ export function SessionScreen({
           />
         </>
       ) : (
-        <div className="min-h-0 flex-1 overflow-y-auto">
+        <div className="relative min-h-0 flex-1 overflow-y-auto">
           <CheckpointBrowserPage sessionId={sessionId} renderToolCall={renderToolCall} />
         </div>
       )}

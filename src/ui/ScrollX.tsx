@@ -11,7 +11,7 @@ export function ScrollX({ label, children }: { label: string; children: ReactNod
       role="region"
       aria-label={label}
       tabIndex={0}
-      className="max-w-full overflow-x-auto focus-visible:outline-2 focus-visible:outline-blue-600"
+      className="relative max-w-full overflow-x-auto focus-visible:outline-2 focus-visible:outline-blue-600"
     >
       {children}
     </div>

@@ -209,7 +209,7 @@ describe('CheckpointBrowserPage', () => {
     setup();
     await user.click(
       await screen.findByRole('button', {
-        name: 'Compare checkpoint cp3-0000… with the current project',
+        name: 'Compare with current: checkpoint cp3-0000…',
       }),
     );
     const view = await screen.findByRole('region', {
@@ -225,7 +225,7 @@ describe('CheckpointBrowserPage', () => {
     setup();
     await user.click(await screen.findByRole('button', { name: 'Files of checkpoint cp2-0000…' }));
     await user.click(
-      screen.getByRole('button', { name: 'Compare checkpoint cp3-0000… with the current project' }),
+      screen.getByRole('button', { name: 'Compare with current: checkpoint cp3-0000…' }),
     );
     await user.click(screen.getByRole('button', { name: 'Restore checkpoint cp1-0000……' }));
     await screen.findByRole('button', { name: 'Restore this checkpoint…' });
@@ -516,7 +516,7 @@ describe('CheckpointBrowserPage file diffs', () => {
     setup({}, contents());
     await user.click(
       await screen.findByRole('button', {
-        name: 'Compare checkpoint cp3-0000… with the current project',
+        name: 'Compare with current: checkpoint cp3-0000…',
       }),
     );
     const view = await screen.findByRole('region', {

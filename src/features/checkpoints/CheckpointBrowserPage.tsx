@@ -413,7 +413,7 @@ function CheckpointRow({
         <button
           type="button"
           className={small}
-          aria-label={`Compare ${name} with the current project`}
+          aria-label={`Compare with current: ${name}`}
           onClick={() => onCompareWithProject(checkpoint.checkpointId)}
         >
           Compare with current
