@@ -21,6 +21,7 @@ import {
 } from './views.ts';
 import type { SessionView } from './views.ts';
 import { eventStream, sessionUpdates } from './subscriptions.ts';
+import { searchEvents, type SearchEventsArgs } from './searchResolvers.ts';
 import { toolsForMode } from '../engine/toolRegistry.ts';
 import {
   CHECKPOINTS_PAGE_DEFAULT,
@@ -211,6 +212,7 @@ const Query: Record<string, Resolver> = {
       complete: BigInt(s.lastEventSeq) >= through,
     };
   },
+  studioSearchEvents: (_p, a, { engine }) => searchEvents(engine, a as unknown as SearchEventsArgs),
   studioPendingApprovals: (_p, a, { engine }) => {
     engine.requireApp(a.appId as string);
     const now = engine.now();

@@ -31,6 +31,15 @@ export interface EventRow {
   foreignId: string | null;
 }
 
+/** One match of a whole-session search, newest first; `cursor` pages on (exclusive). */
+export interface EventSearchHit {
+  cursor: bigint;
+  seq: bigint;
+  type: string;
+  /** A short excerpt around the matches, split into plain and matching parts. */
+  snippet: { text: string; match: boolean }[];
+}
+
 export interface SessionRecord {
   sessionId: string;
   appId: string;

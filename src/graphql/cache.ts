@@ -190,6 +190,10 @@ function keys(): KeyingConfig {
     'AgentEventAcknowledgement',
     'AgentToolDescriptor',
     'AgentToolDescriptorSet',
+    // Search results (issue 11): embedded in their query, never shared between queries.
+    'StudioSearchResult',
+    'StudioSearchHit',
+    'StudioSearchSnippetPart',
   ]) {
     config[typename] = embedded;
   }
