@@ -17,7 +17,7 @@ import type {
   SessionRecord,
   ToolCallRecord,
 } from './records.ts';
-import { eventText, ftsQuery, snippetParts } from './eventText.ts';
+import { eventText, ftsQuery, sessionToken, snippetParts } from './eventText.ts';
 
 const SCHEMA_VERSION = '1';
 
@@ -62,8 +62,8 @@ CREATE TABLE IF NOT EXISTS questions (
   session_id TEXT NOT NULL, question_id TEXT NOT NULL, state TEXT NOT NULL, PRIMARY KEY (session_id, question_id));
 CREATE TABLE IF NOT EXISTS budgets (session_id TEXT PRIMARY KEY, state TEXT NOT NULL);
 -- Whole-session search (studioSearchEvents): one row per event, written by insertEvent in the
--- append's transaction. session_key is the session id as indexed text, so the match itself
--- narrows to one session; rowid follows insertion, i.e. seq order within a session.
+-- append's transaction. session_key is the session id as one indexed token (sessionToken), so
+-- the match itself narrows to one session; rowid follows insertion, i.e. seq order within a session.
 CREATE VIRTUAL TABLE IF NOT EXISTS event_search USING fts5(
   session_key, body, session_id UNINDEXED, seq UNINDEXED, type UNINDEXED,
   tokenize = 'unicode61 remove_diacritics 2'
@@ -217,7 +217,7 @@ export class SqliteStore implements Store {
     );
     // Same transaction as the event (the engine's append): the index never lags the log.
     this.stmt('indexEvent').run(
-      row.sessionId,
+      sessionToken(row.sessionId),
       eventText(row.payload),
       row.sessionId,
       row.seq,
@@ -233,7 +233,7 @@ export class SqliteStore implements Store {
   ): EventSearchHit[] {
     const expression = ftsQuery(query);
     if (!expression) return [];
-    const match = `session_key : "${sessionId.replace(/"/g, '""')}" AND body : (${expression})`;
+    const match = `session_key : ${sessionToken(sessionId)} AND body : (${expression})`;
     const rows = this.stmt('searchEvents').all(
       match,
       sessionId,
@@ -268,7 +268,7 @@ export class SqliteStore implements Store {
         }[];
         for (const r of rows)
           this.stmt('indexEvent').run(
-            r.session_id,
+            sessionToken(r.session_id),
             eventText(r.payload),
             r.session_id,
             r.seq,

@@ -94,3 +94,12 @@ export function snippetParts(snippet: string): { text: string; match: boolean }[
   if (current) out.push({ text: current, match });
   return out;
 }
+
+/**
+ * A session id as one index token (`s` + hex of its UTF-8 bytes): matching one token is far
+ * cheaper than the phrase the tokenizer would make of `ses_37d8…-2294-…`, and it cannot
+ * collide with another id or with words of the text (which live in another column).
+ */
+export function sessionToken(sessionId: string): string {
+  return `s${Buffer.from(sessionId, 'utf8').toString('hex')}`;
+}

@@ -1,6 +1,7 @@
 import { useCallback, useEffect } from 'react';
 import { CheckpointBrowserPage } from '../features/checkpoints/index.ts';
 import { MessageComposer, SessionHeader, useSession } from '../features/sessions/index.ts';
+import { SessionSearch } from '../features/search/index.ts';
 import { Timeline } from '../features/timeline/index.ts';
 import { Link } from '../ui/router.tsx';
 import { checkpointsHref, eventHref, sessionHref } from './paths.ts';
@@ -62,6 +63,7 @@ export function SessionScreen({
             checkpointsHref={checkpointsHref(sessionId)}
             renderToolCall={renderToolCall}
             renderQuestion={renderQuestion}
+            toolbarStart={<SessionSearch sessionId={sessionId} eventHref={hrefOf} />}
           />
         </>
       ) : (

@@ -216,6 +216,30 @@ describe.each(SIZES)('journey (e) at $name', (size) => {
     expect(tab.pageErrors).toEqual([]);
   });
 
+  it('searches the whole session on the server and jumps to a match', async () => {
+    const { page } = tab;
+    const session = await sessionByTitle(studio, DEMO.cleanup);
+    await page.getByRole('searchbox', { name: 'Search the whole session' }).fill('scratch');
+    await page
+      .getByRole('search', { name: 'Whole session' })
+      .getByRole('button', { name: 'Search' })
+      .click();
+    const results = page.getByRole('region', { name: 'Matches for scratch' });
+    const first = results.getByRole('link').first();
+    await expectVisible(first);
+    expect(await first.locator('mark').first().innerText()).toMatch(/^scratch/i);
+    await expectWithinWidth(page, first);
+    await expectNoHorizontalScroll(page);
+    await saveScreenshot(page, `journey-e-${size.name}-search`);
+    const seq = /#(\d+)/.exec(await first.innerText())![1]!;
+    await first.click();
+    await page.waitForURL(`**/sessions/${session.sessionId}/events/${seq}`);
+    const row = page.locator(`article[data-seq="${seq}"], article[data-last-seq="${seq}"]`).first();
+    await expectVisible(row);
+    expect(await row.getAttribute('aria-current')).toBe('true');
+    expect(tab.pageErrors).toEqual([]);
+  });
+
   it("opens a checkpoint's files without horizontal scrolling", async () => {
     const { page } = tab;
     await page

@@ -1,5 +1,13 @@
 import { useVirtualizer, type Virtualizer } from '@tanstack/react-virtual';
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import {
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type ReactNode,
+} from 'react';
 import { maxSeq } from '../../../protocol/seq.ts';
 import { pageBounds, pageOfSeq } from '../../graphql/eventDocuments.ts';
 import { useSessionEventStream } from '../../graphql/eventStream.ts';
@@ -25,6 +33,8 @@ export interface TimelineProps extends RowRenderers {
   focusSeq?: string | null;
   eventHref: (seq: string) => string;
   checkpointsHref: string;
+  /** Put at the start of the toolbar (src/app composes the whole-session search in). */
+  toolbarStart?: ReactNode;
 }
 
 /** Pixels a not-yet-loaded event is assumed to take (gap rows keep the scrollbar honest). */
@@ -407,6 +417,7 @@ export function Timeline(props: TimelineProps) {
         matching={shown.length}
         loaded={loadedRows}
         unloadedPages={unloaded.length}
+        start={props.toolbarStart}
         onLoadOlder={() => {
           const older = unloaded[unloaded.length - 1];
           if (older) store.want(older.page);

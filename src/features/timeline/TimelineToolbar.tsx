@@ -1,4 +1,4 @@
-import { useId, useState } from 'react';
+import { useId, useState, type ReactNode } from 'react';
 import { FAMILY_LABEL, type RowFamily } from './buildRows.ts';
 import { isFiltering, NO_FILTER, type TimelineFilter } from './filters.ts';
 
@@ -12,6 +12,8 @@ export interface TimelineToolbarProps {
   /** Pages not loaded yet (their events are not searched). */
   unloadedPages: number;
   onLoadOlder: () => void;
+  /** Composed in by src/app before the filters (the whole-session search). */
+  start?: ReactNode;
 }
 
 const control =
@@ -26,6 +28,7 @@ export function TimelineToolbar({
   loaded,
   unloadedPages,
   onLoadOlder,
+  start,
 }: TimelineToolbarProps) {
   const id = useId();
   const active = isFiltering(filter);
@@ -34,7 +37,10 @@ export function TimelineToolbar({
   const more = `${open ? 'flex' : 'hidden'} roomy:flex`;
   return (
     <div className="flex flex-wrap items-end gap-2 border-b border-slate-200 px-3 py-1.5 roomy:px-4 roomy:py-2 dark:border-slate-700">
-      <label className="flex min-w-0 flex-col text-xs text-slate-700 dark:text-slate-300">
+      {start}
+      <label
+        className={`${start ? more : 'flex'} min-w-0 flex-col text-xs text-slate-700 dark:text-slate-300`}
+      >
         <span className="sr-only roomy:not-sr-only">Filter loaded events</span>
         <input
           type="search"
