@@ -64,15 +64,17 @@ export function eventText(payload: string): string {
 
 /**
  * A person's query as an FTS5 expression that cannot be a syntax error: each word a quoted
- * phrase with a prefix star, all of them required. Null when nothing searchable is left.
+ * phrase, all of them required; a word typed with a trailing `*` matches as a prefix. Whole
+ * words by default because a prefix must merge the lists of every word it starts (measured:
+ * "build" 0.2 ms, "build"* 109 ms median on 1,000,000 events). Null when nothing is left.
  */
 export function ftsQuery(query: string): string | null {
   const words = query
     .split(/\s+/)
-    .map((word) => word.replace(/"/g, '').trim())
-    .filter((word) => /[\p{L}\p{N}]/u.test(word));
+    .map((word) => ({ prefix: word.endsWith('*'), text: word.replace(/["*]/g, '').trim() }))
+    .filter((word) => /[\p{L}\p{N}]/u.test(word.text));
   if (words.length === 0) return null;
-  return words.map((word) => `"${word}"*`).join(' ');
+  return words.map((word) => `"${word.text}"${word.prefix ? '*' : ''}`).join(' ');
 }
 
 /** Marks around a match in a snippet (control characters, stripped from indexed text). */

@@ -183,6 +183,25 @@ describe('App', () => {
     ).toEqual([]);
   });
 
+  it("keeps a typed draft with its session: it never follows into another session's composer", async () => {
+    renderApp();
+    const box = await screen.findByRole('textbox', { name: /Message to the agent/ });
+    fireEvent.change(box, { target: { value: 'draft for the first session' } });
+    fireEvent.click(await screen.findByRole('link', { name: /Second session/ }));
+    expect(window.location.pathname).toBe('/sessions/ses-2');
+    const other = await screen.findByRole('textbox', { name: /Message to the agent/ });
+    expect((other as HTMLTextAreaElement).value).toBe('');
+    act(() => window.history.back());
+    await screen.findByRole('heading', { level: 1, name: 'Update the changelog' });
+    await vi.waitFor(() =>
+      expect(
+        (screen.getByRole('textbox', { name: /Message to the agent/ }) as HTMLTextAreaElement)
+          .value,
+      ).toBe('draft for the first session'),
+    );
+    sessionStorage.clear();
+  });
+
   it('navigates in-app by history and toggles and remembers the dark theme', async () => {
     renderApp();
     const second = await screen.findByRole('link', { name: /Second session/ });

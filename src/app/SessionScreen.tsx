@@ -1,4 +1,5 @@
 import { useCallback, useEffect } from 'react';
+import type { RunStatus } from '../../protocol/events.ts';
 import { CheckpointBrowserPage } from '../features/checkpoints/index.ts';
 import { MessageComposer, SessionHeader, useSession } from '../features/sessions/index.ts';
 import { SessionSearch } from '../features/search/index.ts';
@@ -73,7 +74,11 @@ export function SessionScreen({
       )}
       {view === 'timeline' && session.status === 'ACTIVE' ? (
         <div className="border-t border-slate-200 px-3 py-1.5 roomy:px-4 roomy:py-2 dark:border-slate-700">
-          <MessageComposer sessionId={sessionId} />
+          <MessageComposer
+            key={sessionId}
+            sessionId={sessionId}
+            runStatus={(session.activeRun?.status as RunStatus | undefined) ?? null}
+          />
         </div>
       ) : null}
     </div>

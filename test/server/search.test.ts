@@ -77,10 +77,11 @@ describe('studioSearchEvents', () => {
     expect(result.hits[1]!.snippet).toContainEqual({ text: 'warn\nThe ', match: false });
     expect(result.hits[0]!.type).toBe('STUDIO_LOG');
     expect(result.hasNextPage).toBe(false);
-    // Every word must match (prefixes count); a word nowhere in the session matches nothing.
-    expect((await search({ sessionId: session.sessionId, query: 'zeb depl' })).hits).toHaveLength(
+    // Every word must match, whole words unless typed with a trailing * (a prefix).
+    expect((await search({ sessionId: session.sessionId, query: 'zeb* depl*' })).hits).toHaveLength(
       1,
     );
+    expect((await search({ sessionId: session.sessionId, query: 'zeb' })).hits).toEqual([]);
     expect((await search({ sessionId: session.sessionId, query: 'zebra nowhere' })).hits).toEqual(
       [],
     );

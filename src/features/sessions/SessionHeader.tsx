@@ -217,10 +217,45 @@ function SessionActions({ session }: { session: SessionSummary }) {
   );
 }
 
-/** Sends a user message to the agent (Ctrl+Enter or the button); shown while the session is active. */
-export function MessageComposer({ sessionId }: { sessionId: string }) {
+const draftKey = (sessionId: string) => `agent-studio:draft:${sessionId}`;
+
+function readDraft(sessionId: string): string {
+  try {
+    return sessionStorage.getItem(draftKey(sessionId)) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+function writeDraft(sessionId: string, text: string): void {
+  try {
+    if (text) sessionStorage.setItem(draftKey(sessionId), text);
+    else sessionStorage.removeItem(draftKey(sessionId));
+  } catch {
+    // Storage full or refused: the draft just lives as long as the page.
+  }
+}
+
+/**
+ * Sends a user message to the agent (Ctrl+Enter or the button); shown while the session is
+ * active. The draft belongs to its session (kept per session for this tab), so it never follows
+ * the person into another session's composer. While a run is on, it says so: the server takes
+ * one run at a time.
+ */
+export function MessageComposer({
+  sessionId,
+  runStatus = null,
+}: {
+  sessionId: string;
+  /** The session's active run, if any (a message sent now would be refused). */
+  runStatus?: RunStatus | null;
+}) {
   const action = useSessionAction(sessionId);
-  const [text, setText] = useState('');
+  const [text, setTextState] = useState(() => readDraft(sessionId));
+  const setText = (value: string) => {
+    setTextState(value);
+    writeDraft(sessionId, value);
+  };
   const tooLong = new TextEncoder().encode(text).length > MAX_USER_MESSAGE_BYTES;
   const send = async (event?: FormEvent) => {
     event?.preventDefault();
@@ -258,6 +293,12 @@ export function MessageComposer({ sessionId }: { sessionId: string }) {
       </button>
       {tooLong ? (
         <p className="text-xs text-red-800 dark:text-red-300">The message is over 16 KiB.</p>
+      ) : null}
+      {runStatus && isRunning(runStatus) && !action.error ? (
+        <p role="status" className="hidden text-xs text-slate-600 roomy:block dark:text-slate-300">
+          The agent is on a run ({RUN_STATUS_LABEL[runStatus]}); send once it ends, or cancel the
+          run.
+        </p>
       ) : null}
       {action.error ? (
         <p role="alert" className="text-xs text-red-800 dark:text-red-300">
