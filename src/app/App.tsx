@@ -5,7 +5,7 @@ import {
   useInboxCount,
 } from '../features/approvals/index.ts';
 import { ConnectionBadge } from '../features/connection/ConnectionBadge.tsx';
-import { SessionsSidebar } from '../features/sessions/index.ts';
+import { SessionsOverview, SessionsSidebar } from '../features/sessions/index.ts';
 import type { ConnectionStore } from '../graphql/connectionStore.ts';
 import { Link } from '../ui/router.tsx';
 import { ThemeToggle } from '../ui/ThemeToggle.tsx';
@@ -45,20 +45,15 @@ function Home() {
     document.title = 'Agent Studio';
   }, []);
   return (
-    <div className="mx-auto max-w-2xl space-y-3 p-8 text-slate-800 dark:text-slate-200">
-      <h1 className="text-2xl font-semibold text-slate-900 dark:text-slate-50">Agent Studio</h1>
-      <p>
-        Pick a session on the left to watch it live. Tool calls that ask for permission show an
-        approval prompt in the timeline and in the{' '}
-        <Link to="/inbox" className="underline">
-          approval inbox
-        </Link>
-        ; checkpoints can be compared and restored from a session&apos;s Checkpoints view.
-      </p>
-      <p className="text-sm text-slate-600 dark:text-slate-300">
-        Keyboard: Tab moves between controls, <kbd>j</kbd> and <kbd>k</kbd> move between events in a
-        timeline, and every event has a link you can copy.
-      </p>
+    <div className="relative min-h-0 flex-1 overflow-y-auto">
+      <div className="mx-auto max-w-4xl space-y-4 p-4 text-slate-800 roomy:p-8 dark:text-slate-200">
+        <h1 className="text-2xl font-semibold text-slate-900 dark:text-slate-50">Agent Studio</h1>
+        <SessionsOverview sessionHref={sessionHref} inboxHref="/inbox" />
+        <p className="text-sm text-slate-600 dark:text-slate-300">
+          Keyboard: Tab moves between controls, <kbd>j</kbd> and <kbd>k</kbd> move between events in
+          a timeline, and every event has a link you can copy or open in a new tab.
+        </p>
+      </div>
     </div>
   );
 }
