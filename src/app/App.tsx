@@ -45,7 +45,13 @@ function Home() {
     document.title = 'Agent Studio';
   }, []);
   return (
-    <div className="relative min-h-0 flex-1 overflow-y-auto">
+    // Focusable so a keyboard can scroll it even when nothing in it is a link (at 400 % zoom).
+    <div
+      role="region"
+      aria-label="What waits"
+      tabIndex={0}
+      className="relative min-h-0 flex-1 overflow-y-auto focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-blue-600"
+    >
       <div className="mx-auto max-w-4xl space-y-4 p-4 text-slate-800 roomy:p-8 dark:text-slate-200">
         <h1 className="text-2xl font-semibold text-slate-900 dark:text-slate-50">Agent Studio</h1>
         <SessionsOverview sessionHref={sessionHref} inboxHref="/inbox" />
