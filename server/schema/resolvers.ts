@@ -385,6 +385,7 @@ const Mutation: Record<string, Resolver> = {
         checkpointId: str(i, 'checkpointId'),
         checkpointContentHash: str(i, 'checkpointContentHash'),
         expectedRevision: str(i, 'expectedRevision'),
+        paths: (i.paths as string[] | null | undefined) ?? null,
       }),
     ),
   ),

@@ -186,6 +186,8 @@ export interface RestoreJobRecord {
   checkpointId: string;
   preImageCheckpointId: string;
   startedAt: string;
+  /** A per-file restore's selection (normalized); absent for a whole restore. */
+  paths?: string[];
 }
 
 export interface QuestionRecord extends QuestionValue {
