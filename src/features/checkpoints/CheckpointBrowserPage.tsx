@@ -59,7 +59,11 @@ export function CheckpointBrowserPage({
   const [filesOf, setFilesOf] = useState<string | null>(null);
   const [from, setFrom] = useState<Side | null>(null);
   const [to, setTo] = useState<Side | null>(null);
-  const [restore, setRestore] = useState<{ checkpointId: string; attempt: number } | null>(null);
+  const [restore, setRestore] = useState<{
+    checkpointId: string;
+    attempt: number;
+    paths?: string[];
+  } | null>(null);
   const [{ data, fetching, error }] = useQuery({
     query: CheckpointsQuery,
     variables: { sessionId, after: null, first: CHECKPOINTS_PAGE_MAX },
@@ -76,8 +80,12 @@ export function CheckpointBrowserPage({
     refetchProject({ requestPolicy: 'network-only' });
   }, [refetchProject]);
 
-  const startRestore = (checkpointId: string) =>
-    setRestore((current) => ({ checkpointId, attempt: (current?.attempt ?? 0) + 1 }));
+  const startRestore = (checkpointId: string, paths?: string[]) =>
+    setRestore((current) => ({
+      checkpointId,
+      attempt: (current?.attempt ?? 0) + 1,
+      ...(paths ? { paths } : {}),
+    }));
 
   return (
     <section aria-labelledby={headingId} className="space-y-4 p-4">
@@ -206,6 +214,7 @@ export function CheckpointBrowserPage({
           sessionId={sessionId}
           from={from}
           to={to}
+          onRestoreFiles={startRestore}
           onClose={() => {
             setFrom(null);
             setTo(null);
@@ -222,9 +231,10 @@ export function CheckpointBrowserPage({
           key={`${restore.checkpointId}:${restore.attempt}`}
           sessionId={sessionId}
           checkpointId={restore.checkpointId}
+          paths={restore.paths ?? null}
           renderToolCall={renderToolCall}
           onClose={() => setRestore(null)}
-          onUndo={startRestore}
+          onUndo={(preimage) => startRestore(preimage)}
           onRestored={onRestored}
         />
       ) : null}
@@ -488,15 +498,32 @@ function CompareView({
   from,
   to,
   onClose,
+  onRestoreFiles,
 }: {
   sessionId: string;
   from: Side;
   to: Side;
   onClose: () => void;
+  /** Per-file restore of the picked paths from the compared checkpoint. */
+  onRestoreFiles: (checkpointId: string, paths: string[]) => void;
 }) {
   const before = useManifest(sessionId, from);
   const after = useManifest(sessionId, to);
   const title = `Compare ${before.label} → ${after.label}`;
+  // Picking files to restore makes sense when one side is the project and the other a checkpoint.
+  const source =
+    from.kind === 'checkpoint' && to.kind === 'project'
+      ? from.checkpointId
+      : to.kind === 'checkpoint' && from.kind === 'project'
+        ? to.checkpointId
+        : null;
+  const [picked, setPicked] = useState<ReadonlySet<string>>(() => new Set());
+  const pick = (path: string) =>
+    setPicked((current) => {
+      const next = new Set(current);
+      if (!next.delete(path)) next.add(path);
+      return next;
+    });
   return (
     <section
       aria-label={title}
@@ -509,13 +536,32 @@ function CompareView({
         </button>
       </header>
       {before.files && after.files ? (
-        <CompareBody
-          before={before.files}
-          after={after.files}
-          caption={title}
-          beforeLabel={before.label}
-          afterLabel={after.label}
-        />
+        <>
+          <CompareBody
+            before={before.files}
+            after={after.files}
+            caption={title}
+            beforeLabel={before.label}
+            afterLabel={after.label}
+            {...(source ? { picked, onPick: pick } : {})}
+          />
+          {source ? (
+            <div className="flex flex-wrap items-center gap-2">
+              <button
+                type="button"
+                className={small}
+                disabled={picked.size === 0}
+                onClick={() => onRestoreFiles(source, [...picked].sort())}
+              >
+                Restore {picked.size} picked {picked.size === 1 ? 'file' : 'files'}…
+              </button>
+              <span className="text-xs text-slate-600 dark:text-slate-400">
+                Only the picked files come back from checkpoint {shortId(source)}; every other file
+                stays as it is now.
+              </span>
+            </div>
+          ) : null}
+        </>
       ) : (
         <p role="status">Loading files…</p>
       )}
@@ -529,12 +575,16 @@ function CompareBody({
   caption,
   beforeLabel,
   afterLabel,
+  picked,
+  onPick,
 }: {
   before: readonly ManifestFile[];
   after: readonly ManifestFile[];
   caption: string;
   beforeLabel: string;
   afterLabel: string;
+  picked?: ReadonlySet<string>;
+  onPick?: (path: string) => void;
 }) {
   const comparison = compareFiles(before, after);
   return (
@@ -545,6 +595,7 @@ function CompareBody({
         caption={caption}
         beforeLabel={beforeLabel}
         afterLabel={afterLabel}
+        {...(onPick ? { picked, onPick } : {})}
       />
     </>
   );

@@ -56,9 +56,14 @@ export function ComparisonTable({
   unchangedByDefault = false,
   beforeLabel = 'before',
   afterLabel = 'after',
+  picked,
+  onPick,
 }: {
   comparison: FileComparison;
   caption: string;
+  /** Per-file restore: the paths picked so far, and a toggle (no pick column without it). */
+  picked?: ReadonlySet<string>;
+  onPick?: (path: string) => void;
   labels?: Record<FileChange, string>;
   unchangedByDefault?: boolean;
   beforeLabel?: string;
@@ -95,6 +100,11 @@ export function ComparisonTable({
             <caption className="sr-only">{caption}</caption>
             <thead>
               <tr>
+                {onPick ? (
+                  <th scope="col" className="px-2 py-1">
+                    Pick
+                  </th>
+                ) : null}
                 {COMPARE_COLUMNS.map((column) => (
                   <th key={column} scope="col" className="px-2 py-1">
                     {column}
@@ -109,6 +119,18 @@ export function ComparisonTable({
                 return (
                   <Fragment key={row.key}>
                     <tr className="border-t border-slate-200 dark:border-slate-700">
+                      {onPick ? (
+                        <td className="px-2 py-1">
+                          {row.change === 'unchanged' ? null : (
+                            <input
+                              type="checkbox"
+                              aria-label={`Pick ${toVisibleText(row.path)} to restore`}
+                              checked={picked?.has(row.path) ?? false}
+                              onChange={() => onPick(row.path)}
+                            />
+                          )}
+                        </td>
+                      ) : null}
                       <td className={`px-2 py-1 ${CHANGE_CLASS[row.change]}`}>
                         {labels[row.change]}
                       </td>
@@ -144,7 +166,7 @@ export function ComparisonTable({
                     </tr>
                     {expanded ? (
                       <tr>
-                        <td id={diffId} colSpan={7} className="px-2 pb-2">
+                        <td id={diffId} colSpan={onPick ? 8 : 7} className="px-2 pb-2">
                           <FileDiff
                             path={row.path}
                             before={row.before}
