@@ -1,19 +1,18 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
-import {
-  ApprovalInboxPage,
-  useBackgroundApprovalNotifications,
-  useInboxCount,
-} from '../features/approvals/index.ts';
+import { Suspense, useCallback, useEffect, useRef, useState } from 'react';
+// Direct module imports, not the barrels: a barrel would pull the lazy routes' screens into the
+// initial chunk.
+import { useBackgroundApprovalNotifications } from '../features/approvals/useApprovalNotifier.ts';
+import { useInboxCount } from '../features/approvals/useInboxCount.ts';
 import { ConnectionBadge } from '../features/connection/ConnectionBadge.tsx';
-import { SessionsOverview, SessionsSidebar } from '../features/sessions/index.ts';
+import { SessionsOverview } from '../features/sessions/SessionsOverview.tsx';
+import { SessionsSidebar } from '../features/sessions/SessionsSidebar.tsx';
 import type { ConnectionStore } from '../graphql/connectionStore.ts';
 import { Link } from '../ui/router.tsx';
 import { ThemeToggle } from '../ui/ThemeToggle.tsx';
 import { useMediaQuery, WIDE_QUERY } from '../ui/useMediaQuery.ts';
 import { sessionHref } from './paths.ts';
-import { renderToolCall } from './renderers.tsx';
+import { InboxScreen, SessionScreen } from './lazyRoutes.tsx';
 import { pathOf, useRoute, type Route } from './routes.ts';
-import { SessionScreen } from './SessionScreen.tsx';
 
 function BackgroundNotifications() {
   useBackgroundApprovalNotifications();
@@ -79,6 +78,14 @@ function NotFound({ path }: { path: string }) {
   );
 }
 
+function RouteLoading() {
+  return (
+    <p role="status" className="p-6 text-sm text-slate-700 dark:text-slate-200">
+      Loading…
+    </p>
+  );
+}
+
 function RouteView({ route }: { route: Route }) {
   switch (route.name) {
     case 'home':
@@ -90,11 +97,7 @@ function RouteView({ route }: { route: Route }) {
     case 'checkpoints':
       return <SessionScreen sessionId={route.sessionId} view="checkpoints" />;
     case 'inbox':
-      return (
-        <div className="relative min-h-0 flex-1 overflow-y-auto">
-          <ApprovalInboxPage renderToolCall={renderToolCall} sessionHref={sessionHref} />
-        </div>
-      );
+      return <InboxScreen />;
     case 'notFound':
       return <NotFound path={route.path} />;
   }
@@ -217,7 +220,9 @@ export function App({ connection }: { connection: ConnectionStore }) {
           inert={drawer}
           className="relative flex min-h-0 min-w-0 flex-1 flex-col focus:outline-none"
         >
-          <RouteView route={route} />
+          <Suspense fallback={<RouteLoading />}>
+            <RouteView route={route} />
+          </Suspense>
         </main>
       </div>
     </div>

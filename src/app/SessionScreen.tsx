@@ -1,10 +1,10 @@
-import { useCallback, useEffect } from 'react';
+import { Suspense, useCallback, useEffect } from 'react';
 import type { RunStatus } from '../../protocol/events.ts';
-import { CheckpointBrowserPage } from '../features/checkpoints/index.ts';
 import { MessageComposer, SessionHeader, useSession } from '../features/sessions/index.ts';
 import { SessionSearch } from '../features/search/index.ts';
 import { Timeline } from '../features/timeline/index.ts';
 import { Link } from '../ui/router.tsx';
+import { CheckpointBrowserPage } from './lazyRoutes.tsx';
 import { checkpointsHref, eventHref, sessionHref } from './paths.ts';
 import { renderQuestion, renderToolCall } from './renderers.tsx';
 
@@ -69,7 +69,15 @@ export function SessionScreen({
         </>
       ) : (
         <div className="relative min-h-0 flex-1 overflow-y-auto">
-          <CheckpointBrowserPage sessionId={sessionId} renderToolCall={renderToolCall} />
+          <Suspense
+            fallback={
+              <p role="status" className="p-6 text-sm">
+                Loading…
+              </p>
+            }
+          >
+            <CheckpointBrowserPage sessionId={sessionId} renderToolCall={renderToolCall} />
+          </Suspense>
         </div>
       )}
       {view === 'timeline' && session.status === 'ACTIVE' ? (
