@@ -59,7 +59,8 @@ export function eventText(payload: string): string {
   return parts
     .join('\n')
     .slice(0, EVENT_TEXT_MAX_CHARS)
-    .replace(/[\u0001\u0002]/g, ' ');
+    .replaceAll(MARK_START, ' ')
+    .replaceAll(MARK_END, ' ');
 }
 
 /**
