@@ -34,6 +34,7 @@ import type { AgentPolicyRecord, SetPolicyInput } from './agentPolicy.ts';
 import { computeProposalDiff } from './proposalDiff.ts';
 import type { DiffTarget, ProposedFileChange } from './proposalDiff.ts';
 import { StudioError } from './StudioError.ts';
+import { normalizeRestorePaths, selectedManifest } from './restoreSelection.ts';
 import { validateDraft } from './validateDraft.ts';
 import { registryDigest, toolsForMode } from './toolRegistry.ts';
 import { canonicalJson } from '../workspace/canonicalJson.ts';
@@ -1716,23 +1717,33 @@ export class Engine {
     checkpointId: string;
     checkpointContentHash: string;
     expectedRevision: string;
+    /** Restore only these files and folders (issue 11); null or absent: every file. */
+    paths?: readonly string[] | null;
   }): ApprovalRecord {
     const session = this.requireAttached(input.sessionId, input.clientEpoch);
     this.requireOpen(session);
     const { checkpoint, project } = this.checkRestorable(session.sessionId, input);
-    const diff = this.workspaceDiffSummary(project.files, checkpoint.files);
+    const paths = normalizeRestorePaths(input.paths);
+    const targetFiles = paths
+      ? selectedManifest(project.files, checkpoint.files, paths)
+      : checkpoint.files;
+    const diff = this.workspaceDiffSummary(project.files, targetFiles);
     const summary =
-      `Restore project "${project.name}" to checkpoint ${checkpoint.checkpointId} ` +
+      (paths
+        ? `Restore ${paths.length} path(s) of project "${project.name}" (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}) from checkpoint ${checkpoint.checkpointId} `
+        : `Restore project "${project.name}" to checkpoint ${checkpoint.checkpointId} `) +
       `(${checkpoint.reason}, revision ${checkpoint.projectRevision}, ${checkpoint.contentHash.slice(0, 19)}…): ${diff}. ` +
       `The current state (revision ${project.revision}) is saved first as a RESTORE_PREIMAGE checkpoint.`;
     return this.proposeWithApproval({
       sessionId: session.sessionId,
       runId: null,
       toolName: 'project.checkpoint.restore',
+      // The argument hash covers the selection: approving it approves exactly these paths.
       arguments: {
         checkpointContentHash: checkpoint.contentHash,
         checkpointId: checkpoint.checkpointId,
         expectedRevision: project.revision,
+        ...(paths ? { paths } : {}),
       },
       safeSummary: summary,
       reasons: ['Restore replaces the current project snapshot.'],
@@ -1818,6 +1829,7 @@ export class Engine {
       checkpointId: string;
       checkpointContentHash: string;
       expectedRevision: string;
+      paths?: string[];
     };
     let checkpoint: CheckpointRecord;
     let project: ProjectRecord;
@@ -1852,6 +1864,7 @@ export class Engine {
       checkpointId: checkpoint.checkpointId,
       preImageCheckpointId: preImage.checkpointId,
       startedAt: this.iso(),
+      ...(args.paths ? { paths: args.paths } : {}),
     });
     this.finishRestore(toolCallId);
   }
@@ -1866,7 +1879,12 @@ export class Engine {
     const project = this.store.getProject(job.projectId);
     if (!checkpoint || !preImage || !project)
       throw new Error(`restore job ${toolCallId} refers to missing records`);
-    const restored = this.workspace(job.projectId).restore(checkpoint.files);
+    // A per-file restore writes the pre-image with the selected paths taken from the
+    // checkpoint: computed from two stored checkpoints, so a restart computes the same files.
+    const targetFiles = job.paths
+      ? selectedManifest(preImage.files, checkpoint.files, job.paths)
+      : checkpoint.files;
+    const restored = this.workspace(job.projectId).restore(targetFiles);
     const restoredAt = this.iso();
     this.store.transaction(() => {
       const next: ProjectRecord = {

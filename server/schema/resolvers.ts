@@ -21,6 +21,7 @@ import {
 } from './views.ts';
 import type { SessionView } from './views.ts';
 import { eventStream, sessionUpdates } from './subscriptions.ts';
+import { searchEvents, type SearchEventsArgs } from './searchResolvers.ts';
 import { toolsForMode } from '../engine/toolRegistry.ts';
 import { chargeRows, checkArguments, checkEventPage, checkSetModeProject } from './inputLimits.ts';
 import {
@@ -239,6 +240,7 @@ const Query: Record<string, Resolver> = {
       complete: BigInt(s.lastEventSeq) >= through,
     };
   },
+  studioSearchEvents: (_p, a, { engine }) => searchEvents(engine, a as unknown as SearchEventsArgs),
   studioPendingApprovals: (_p, a, ctx) => {
     const { engine } = ctx;
     engine.requireApp(a.appId as string);
@@ -495,6 +497,7 @@ const Mutation: Record<string, Resolver> = {
         checkpointId: str(i, 'checkpointId'),
         checkpointContentHash: str(i, 'checkpointContentHash'),
         expectedRevision: str(i, 'expectedRevision'),
+        paths: (i.paths as string[] | null | undefined) ?? null,
       }),
     ),
   ),

@@ -8,6 +8,7 @@ import type {
   CheckpointRecord,
   ClientRecord,
   EventRow,
+  EventSearchHit,
   IdempotencyRecord,
   LeaseRecord,
   ProjectRecord,
@@ -17,6 +18,7 @@ import type {
   SessionRecord,
   ToolCallRecord,
 } from './records.ts';
+import { eventText, ftsQuery, sessionToken, snippetParts } from './eventText.ts';
 
 const SCHEMA_VERSION = '1';
 
@@ -64,6 +66,13 @@ CREATE TABLE IF NOT EXISTS approval_rules (
   rule_id TEXT PRIMARY KEY, ord INTEGER NOT NULL UNIQUE, app_id TEXT NOT NULL, state TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS approval_rules_app ON approval_rules (app_id, ord);
 CREATE INDEX IF NOT EXISTS approvals_decided ON approvals (status, json_extract(state, '$.decidedAt'));
+-- Whole-session search (studioSearchEvents): one row per event, written by insertEvent in the
+-- append's transaction. session_key is the session id as one indexed token (sessionToken), so
+-- the match itself narrows to one session; rowid follows insertion, i.e. seq order within a session.
+CREATE VIRTUAL TABLE IF NOT EXISTS event_search USING fts5(
+  session_key, body, session_id UNINDEXED, seq UNINDEXED, type UNINDEXED,
+  tokenize = 'unicode61 remove_diacritics 2'
+);
 `;
 
 type Row = { state: string };
@@ -99,6 +108,9 @@ export class SqliteStore implements Store {
     this.stmts = {
       insertEvent: s(
         'INSERT INTO events (session_id, seq, event_id, type, run_id, created_at, payload, foreign_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      indexEvent: s(
+        'INSERT INTO event_search (session_key, body, session_id, seq, type) VALUES (?, ?, ?, ?, ?)',
       ),
       hasForeign: s('SELECT 1 FROM events WHERE session_id = ? AND foreign_id = ?'),
       countEvents: s('SELECT count(*) AS n FROM events WHERE session_id = ?'),
@@ -175,6 +187,11 @@ export class SqliteStore implements Store {
       ),
       getBudget: s('SELECT state FROM budgets WHERE session_id = ?'),
       putBudget: s('INSERT OR REPLACE INTO budgets (session_id, state) VALUES (?, ?)'),
+      searchEvents: s(
+        `SELECT rowid, seq, type, snippet(event_search, 1, char(1), char(2), '…', 16) AS snippet
+         FROM event_search WHERE event_search MATCH ? AND session_id = ? AND rowid < ?
+         ORDER BY rowid DESC LIMIT ?`,
+      ).safeIntegers(true),
       getMeta: s('SELECT value FROM meta WHERE key = ?'),
       putMeta: s('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'),
     };
@@ -184,6 +201,7 @@ export class SqliteStore implements Store {
     this.readEventsStmt = s(
       'SELECT session_id, seq, event_id, type, run_id, created_at, payload, foreign_id FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?',
     ).safeIntegers(true);
+    this.backfillSearch();
   }
 
   private stmt(name: string): Statement {
@@ -212,6 +230,71 @@ export class SqliteStore implements Store {
       row.payload,
       row.foreignId,
     );
+    // Same transaction as the event (the engine's append): the index never lags the log.
+    this.stmt('indexEvent').run(
+      sessionToken(row.sessionId),
+      eventText(row.payload),
+      row.sessionId,
+      row.seq,
+      row.type,
+    );
+  }
+
+  searchEvents(
+    sessionId: string,
+    query: string,
+    beforeCursor: bigint | null,
+    limit: number,
+  ): EventSearchHit[] {
+    const expression = ftsQuery(query);
+    if (!expression) return [];
+    const match = `session_key : ${sessionToken(sessionId)} AND body : (${expression})`;
+    const rows = this.stmt('searchEvents').all(
+      match,
+      sessionId,
+      beforeCursor ?? 9223372036854775807n,
+      BigInt(limit),
+    ) as { rowid: bigint; seq: bigint; type: string; snippet: string }[];
+    return rows.map((r) => ({
+      cursor: r.rowid,
+      seq: BigInt(r.seq),
+      type: r.type,
+      snippet: snippetParts(r.snippet),
+    }));
+  }
+
+  /** Indexes the events of a data dir written before the search index existed (once). */
+  private backfillSearch(): void {
+    if (this.getMeta('eventSearch') === '1') return;
+    const read = this.db
+      .prepare(
+        'SELECT session_id, seq, type, payload FROM events WHERE (session_id, seq) > (?, ?) ORDER BY session_id, seq LIMIT 5000',
+      )
+      .safeIntegers(true);
+    this.transaction(() => {
+      this.db.exec('DELETE FROM event_search');
+      let after: [string, bigint] = ['', -1n];
+      for (;;) {
+        const rows = read.all(after[0], after[1]) as {
+          session_id: string;
+          seq: bigint;
+          type: string;
+          payload: string;
+        }[];
+        for (const r of rows)
+          this.stmt('indexEvent').run(
+            sessionToken(r.session_id),
+            eventText(r.payload),
+            r.session_id,
+            r.seq,
+            r.type,
+          );
+        const last = rows.at(-1);
+        if (!last) break;
+        after = [last.session_id, last.seq];
+      }
+      this.putMeta('eventSearch', '1');
+    });
   }
 
   readEvents(sessionId: string, afterSeq: bigint, limit: number): EventRow[] {

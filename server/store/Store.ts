@@ -14,6 +14,7 @@ import type {
   CheckpointRecord,
   ClientRecord,
   EventRow,
+  EventSearchHit,
   IdempotencyRecord,
   LeaseRecord,
   ProjectRecord,
@@ -35,6 +36,17 @@ export interface Store {
   readEventPayloads(sessionId: string, afterSeq: bigint, limit: number): string[];
   hasForeignId(sessionId: string, foreignId: string): boolean;
   countEvents(sessionId: string): number;
+  /**
+   * Full-text search over one session's events (every event's text, see eventText.ts), newest
+   * first, `limit` hits with cursor < `beforeCursor`. The index is written by insertEvent in
+   * the same transaction as the event; SQLite uses FTS5, another store brings its own index.
+   */
+  searchEvents(
+    sessionId: string,
+    query: string,
+    beforeCursor: bigint | null,
+    limit: number,
+  ): EventSearchHit[];
 
   getSession(sessionId: string): SessionRecord | null;
   putSession(record: SessionRecord): void;

@@ -32,6 +32,15 @@ export interface EventRow {
   foreignId: string | null;
 }
 
+/** One match of a whole-session search, newest first; `cursor` pages on (exclusive). */
+export interface EventSearchHit {
+  cursor: bigint;
+  seq: bigint;
+  type: string;
+  /** A short excerpt around the matches, split into plain and matching parts. */
+  snippet: { text: string; match: boolean }[];
+}
+
 export interface SessionRecord {
   sessionId: string;
   appId: string;
@@ -217,6 +226,8 @@ export interface RestoreJobRecord {
   checkpointId: string;
   preImageCheckpointId: string;
   startedAt: string;
+  /** A per-file restore's selection (normalized); absent for a whole restore. */
+  paths?: string[];
 }
 
 export interface QuestionRecord extends QuestionValue {

@@ -187,6 +187,72 @@ describe('App', () => {
     ).toEqual([]);
   });
 
+  it("keeps a typed draft with its session: it never follows into another session's composer", async () => {
+    renderApp();
+    const box = await screen.findByRole('textbox', { name: /Message to the agent/ });
+    fireEvent.change(box, { target: { value: 'draft for the first session' } });
+    fireEvent.click(await screen.findByRole('link', { name: /Second session/ }));
+    expect(window.location.pathname).toBe('/sessions/ses-2');
+    const other = await screen.findByRole('textbox', { name: /Message to the agent/ });
+    expect((other as HTMLTextAreaElement).value).toBe('');
+    act(() => window.history.back());
+    await screen.findByRole('heading', { level: 1, name: 'Update the changelog' });
+    await vi.waitFor(() =>
+      expect(
+        (screen.getByRole('textbox', { name: /Message to the agent/ }) as HTMLTextAreaElement)
+          .value,
+      ).toBe('draft for the first session'),
+    );
+    sessionStorage.clear();
+  });
+
+  it('opens on a home page that says what waits, each a link', async () => {
+    window.history.replaceState(null, '', '/');
+    renderApp((operation) => {
+      if (nameOf(operation) !== 'StudioSessions') return answer(operation);
+      return {
+        data: {
+          crowdyStudioAgentSessions: {
+            __typename: 'AgentSessionConnection',
+            hasNextPage: false,
+            endCursor: null,
+            nodes: [
+              sessionData({ studioPendingApprovals: [pending.approval] }),
+              sessionData({
+                sessionId: 'ses-2',
+                studioTitle: 'Broken build',
+                activeRun: null,
+                currentRun: {
+                  __typename: 'AgentRun',
+                  runId: 'run-2',
+                  status: 'FAILED',
+                  errorCode: 'AGENT_APPROVAL_DENIED',
+                  terminalReason: null,
+                },
+              }),
+            ],
+          },
+        },
+      };
+    });
+    const waiting = await screen.findByRole('region', { name: 'Waiting for your approval' });
+    expect(
+      within(waiting).getByRole('link', {
+        name: (name) => name.includes(pending.approval!.safeSummary),
+      }),
+    ).toBeTruthy();
+    const running = screen.getByRole('region', { name: 'Running now' });
+    expect(
+      within(running)
+        .getByRole('link', { name: /Update the changelog/ })
+        .getAttribute('href'),
+    ).toBe(`/sessions/${SESSION_ID}`);
+    const failed = screen.getByRole('region', { name: 'Last run failed' });
+    expect(within(failed).getByRole('link', { name: /Broken build/ }).textContent).toContain(
+      'AGENT_APPROVAL_DENIED',
+    );
+  });
+
   it('navigates in-app by history and toggles and remembers the dark theme', async () => {
     renderApp();
     const second = await screen.findByRole('link', { name: /Second session/ });

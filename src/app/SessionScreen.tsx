@@ -1,5 +1,7 @@
 import { Suspense, useCallback, useEffect } from 'react';
+import type { RunStatus } from '../../protocol/events.ts';
 import { MessageComposer, SessionHeader, useSession } from '../features/sessions/index.ts';
+import { SessionSearch } from '../features/search/index.ts';
 import { Timeline } from '../features/timeline/index.ts';
 import { Link } from '../ui/router.tsx';
 import { CheckpointBrowserPage } from './lazyRoutes.tsx';
@@ -62,10 +64,11 @@ export function SessionScreen({
             checkpointsHref={checkpointsHref(sessionId)}
             renderToolCall={renderToolCall}
             renderQuestion={renderQuestion}
+            toolbarStart={<SessionSearch sessionId={sessionId} eventHref={hrefOf} />}
           />
         </>
       ) : (
-        <div className="min-h-0 flex-1 overflow-y-auto">
+        <div className="relative min-h-0 flex-1 overflow-y-auto">
           <Suspense
             fallback={
               <p role="status" className="p-6 text-sm">
@@ -78,8 +81,12 @@ export function SessionScreen({
         </div>
       )}
       {view === 'timeline' && session.status === 'ACTIVE' ? (
-        <div className="border-t border-slate-200 px-4 py-2 dark:border-slate-700">
-          <MessageComposer sessionId={sessionId} />
+        <div className="border-t border-slate-200 px-3 py-1.5 roomy:px-4 roomy:py-2 dark:border-slate-700">
+          <MessageComposer
+            key={sessionId}
+            sessionId={sessionId}
+            runStatus={(session.activeRun?.status as RunStatus | undefined) ?? null}
+          />
         </div>
       ) : null}
     </div>

@@ -4,7 +4,15 @@ import { makeStudioClient, type StudioClient } from '../graphql/client.ts';
 import { makeConnectionStore, type ConnectionStore } from '../graphql/connectionStore.ts';
 import { makeStudioHttp, type StudioHttp } from '../graphql/studioHttp.ts';
 import { App } from './App.tsx';
-import { bootstrap, forgetToken, type BootProblem } from './bootstrap.ts';
+import {
+  bootstrap,
+  forgetToken,
+  locationHasToken,
+  rememberToken,
+  takeTokenFromLocation,
+  type BootProblem,
+} from './bootstrap.ts';
+import { shareTokenWithNewTabs } from './tokenHandoff.ts';
 import { BootProblemPage } from './BootProblemPage.tsx';
 import { makeQueryClient, StudioProviders } from './StudioProviders.tsx';
 
@@ -17,6 +25,7 @@ type Phase =
       connection: ConnectionStore;
       queryClient: QueryClient;
       http: StudioHttp;
+      token: string;
     };
 
 /**
@@ -31,6 +40,7 @@ export function StudioRoot() {
     let cancelled = false;
     let studio: StudioClient | null = null;
     let queryClient: QueryClient | null = null;
+    let stopSharing: (() => void) | null = null;
     void bootstrap().then((result) => {
       if (cancelled) return;
       if (!result.ok) {
@@ -43,6 +53,7 @@ export function StudioRoot() {
         token: result.token,
         onConnection: (status, detail) => connection.set({ status, detail }),
         onUnauthorized: () => {
+          stopSharing?.();
           forgetToken();
           void studio?.dispose();
           setPhase({ kind: 'problem', problem: { kind: 'rejectedToken' } });
@@ -50,10 +61,13 @@ export function StudioRoot() {
       });
       queryClient = makeQueryClient();
       const http = makeStudioHttp({ endpoint: result.endpoint, token: result.token });
-      setPhase({ kind: 'ready', studio, connection, queryClient, http });
+      // The server accepted this token: new tabs of this origin may ask for it.
+      stopSharing = shareTokenWithNewTabs(result.token);
+      setPhase({ kind: 'ready', studio, connection, queryClient, http, token: result.token });
     });
     return () => {
       cancelled = true;
+      stopSharing?.();
       void studio?.dispose();
       queryClient?.clear();
     };
@@ -64,6 +78,27 @@ export function StudioRoot() {
     setAttempt((n) => n + 1);
   }, []);
 
+  // `#token=` is taken whenever it appears (an edited or pasted address, not only at load):
+  // out of the address bar at once, and the studio restarts with it if it is a new token.
+  const currentToken = phase.kind === 'ready' ? phase.token : null;
+  useEffect(() => {
+    const onHashChange = () => {
+      if (!locationHasToken()) return;
+      const token = takeTokenFromLocation();
+      if (token && token !== currentToken) retry();
+    };
+    window.addEventListener('hashchange', onHashChange);
+    return () => window.removeEventListener('hashchange', onHashChange);
+  }, [currentToken, retry]);
+
+  const submitToken = useCallback(
+    (token: string) => {
+      rememberToken(token);
+      retry();
+    },
+    [retry],
+  );
+
   if (phase.kind === 'booting') {
     return (
       <main className="p-8 text-slate-700 dark:text-slate-200">
@@ -71,7 +106,8 @@ export function StudioRoot() {
       </main>
     );
   }
-  if (phase.kind === 'problem') return <BootProblemPage problem={phase.problem} onRetry={retry} />;
+  if (phase.kind === 'problem')
+    return <BootProblemPage problem={phase.problem} onRetry={retry} onToken={submitToken} />;
   return (
     <StudioProviders client={phase.studio.client} queryClient={phase.queryClient} http={phase.http}>
       <App connection={phase.connection} />

@@ -6,6 +6,7 @@ import {
   takeTokenFromLocation,
   TOKEN_KEY,
 } from './bootstrap.ts';
+import { askOpenTabsForToken, shareTokenWithNewTabs, tokenFromPaste } from './tokenHandoff.ts';
 
 function jsonResponse(body: unknown, status = 200): Response {
   return new Response(JSON.stringify(body), {
@@ -76,7 +77,13 @@ describe('checkToken and bootstrap', () => {
 
   it('reports a missing token, a rejected token (and forgets it), and an unreachable server', async () => {
     window.history.replaceState(null, '', '/');
-    expect(await bootstrap(window, async () => jsonResponse({ graphqlEndpoint: null }))).toEqual({
+    expect(
+      await bootstrap(
+        window,
+        async () => jsonResponse({ graphqlEndpoint: null }),
+        async () => null,
+      ),
+    ).toEqual({
       ok: false,
       problem: { kind: 'missingToken' },
     });
@@ -111,5 +118,48 @@ describe('checkToken and bootstrap', () => {
       endpoint: `${window.location.origin}/graphql`,
       token: 'right',
     });
+  });
+});
+
+describe('bootstrap in a new tab', () => {
+  it('takes the token an open tab hands over and keeps it for this tab', async () => {
+    window.history.replaceState(null, '', '/sessions/s-1/events/4');
+    const checked: string[] = [];
+    const fine = async (url: RequestInfo | URL, init?: RequestInit) => {
+      if (String(url).endsWith('studio-config.json'))
+        return jsonResponse({ graphqlEndpoint: null });
+      checked.push(String(new Headers(init?.headers).get('authorization')));
+      return jsonResponse({ data: { __typename: 'Query' } });
+    };
+    const stopSharing = shareTokenWithNewTabs('from-the-open-tab');
+    try {
+      const result = await bootstrap(window, fine as typeof fetch);
+      expect(result).toEqual({
+        ok: true,
+        endpoint: `${window.location.origin}/graphql`,
+        token: 'from-the-open-tab',
+      });
+    } finally {
+      stopSharing();
+    }
+    expect(checked).toEqual(['Bearer from-the-open-tab']);
+    expect(sessionStorage.getItem(TOKEN_KEY)).toBe('from-the-open-tab');
+    expect(window.location.href).not.toContain('from-the-open-tab');
+  });
+
+  it('asks nobody once it has a token, and hears nothing once the open tab stopped sharing', async () => {
+    const stopSharing = shareTokenWithNewTabs('old');
+    stopSharing();
+    expect(await askOpenTabsForToken(100)).toBeNull();
+  });
+});
+
+describe('tokenFromPaste', () => {
+  it('reads the printed address or a bare token, and refuses anything else', () => {
+    expect(tokenFromPaste('http://127.0.0.1:4000/#token=abc123')).toBe('abc123');
+    expect(tokenFromPaste('  abc123 \n')).toBe('abc123');
+    expect(tokenFromPaste('http://127.0.0.1:4000/')).toBeNull();
+    expect(tokenFromPaste('two words')).toBeNull();
+    expect(tokenFromPaste('   ')).toBeNull();
   });
 });

@@ -1,8 +1,10 @@
 /**
- * First steps before the app renders: take the token out of the address bar, read the deploy
- * config, and check the token against the server. The token lives only in sessionStorage (this
- * tab) and in Authorization headers; it never goes back into a URL.
+ * First steps before the app renders: take the token out of the address bar (or, in a new tab,
+ * from an open studio tab of this origin), read the deploy config, and check the token against
+ * the server. The token lives only in sessionStorage (this tab) and in Authorization headers;
+ * it never goes back into a URL.
  */
+import { askOpenTabsForToken } from './tokenHandoff.ts';
 
 export const TOKEN_KEY = 'agent-studio:token';
 
@@ -39,6 +41,16 @@ export function takeTokenFromLocation(win: Window = window): string | null {
     }
   }
   return win.sessionStorage.getItem(TOKEN_KEY);
+}
+
+/** Keeps a token for this tab (pasted, or handed over by another tab). */
+export function rememberToken(token: string, win: Window = window): void {
+  win.sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+/** Whether the address bar holds a `#token=` right now. */
+export function locationHasToken(win: Window = window): boolean {
+  return new URLSearchParams(win.location.hash.replace(/^#/, '')).has('token');
 }
 
 /** Forgets the token of this tab (after the server rejected it). */
@@ -111,8 +123,13 @@ export async function checkToken(
 export async function bootstrap(
   win: Window = window,
   fetchImpl: typeof fetch = fetch,
+  askOtherTabs: () => Promise<string | null> = askOpenTabsForToken,
 ): Promise<BootResult> {
-  const token = takeTokenFromLocation(win);
+  let token = takeTokenFromLocation(win);
+  if (!token) {
+    token = await askOtherTabs();
+    if (token) rememberToken(token, win);
+  }
   let endpoint: string;
   try {
     endpoint = await loadEndpoint(fetchImpl, win.location.origin);

@@ -187,6 +187,10 @@ function keys(): KeyingConfig {
     'StudioProposalDiff',
     'StudioProposalDiffFile',
     'StudioDecidedApproval',
+    // Search results (issue 11): embedded in their query, never shared between queries.
+    'StudioSearchResult',
+    'StudioSearchHit',
+    'StudioSearchSnippetPart',
   ]) {
     config[typename] = embedded;
   }

@@ -199,7 +199,7 @@ describe('journey (b): approve one call, deny another', () => {
     ).toBe(false);
 
     // The message sent from the box is in the timeline: search the loaded events for it.
-    await page.getByRole('searchbox', { name: 'Search loaded events' }).fill('clean up again');
+    await page.getByRole('searchbox', { name: 'Filter loaded events' }).fill('clean up again');
     await expectVisible(
       page
         .getByRole('feed', { name: 'Events' })

@@ -220,14 +220,29 @@ export async function expectTimelineFollows(
     );
 }
 
-/** Injects the installed axe-core and returns the serious and critical violations. */
-export async function seriousAxeViolations(
-  page: Page,
-): Promise<{ id: string; impact: string; help: string; targets: string[] }[]> {
+interface AxeViolation {
+  id: string;
+  impact: string;
+  help: string;
+  targets: string[];
+}
+
+/**
+ * Injects the installed axe-core (once per document) and returns every violation, with the
+ * experimental rules (label-content-name-mismatch among them) switched on as well.
+ */
+export async function allAxeViolations(page: Page): Promise<AxeViolation[]> {
   const axePath = new URL('../../node_modules/axe-core/axe.min.js', import.meta.url).pathname;
-  await page.addScriptTag({ path: axePath });
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: axePath });
   return page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document) => Promise<AxeResults> } }).axe;
+    const axe = (
+      window as unknown as {
+        axe: {
+          run: (ctx: Document, options: unknown) => Promise<AxeResults>;
+          getRules: (tags: string[]) => { ruleId: string }[];
+        };
+      }
+    ).axe;
     interface AxeResults {
       violations: {
         id: string;
@@ -236,16 +251,24 @@ export async function seriousAxeViolations(
         nodes: { target: unknown[] }[];
       }[];
     }
-    const results = await axe.run(document);
-    return results.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => ({
-        id: v.id,
-        impact: v.impact ?? '',
-        help: v.help,
-        targets: v.nodes.slice(0, 5).map((n) => n.target.map(String).join(' ')),
-      }));
+    const rules = Object.fromEntries(
+      axe.getRules(['experimental']).map((rule) => [rule.ruleId, { enabled: true }]),
+    );
+    const results = await axe.run(document, { rules });
+    return results.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact ?? '',
+      help: v.help,
+      targets: v.nodes.slice(0, 5).map((n) => n.target.map(String).join(' ')),
+    }));
   });
+}
+
+/** Injects the installed axe-core and returns the serious and critical violations. */
+export async function seriousAxeViolations(page: Page): Promise<AxeViolation[]> {
+  return (await allAxeViolations(page)).filter(
+    (v) => v.impact === 'serious' || v.impact === 'critical',
+  );
 }
 
 /**

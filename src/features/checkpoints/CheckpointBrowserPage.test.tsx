@@ -209,7 +209,7 @@ describe('CheckpointBrowserPage', () => {
     setup();
     await user.click(
       await screen.findByRole('button', {
-        name: 'Compare checkpoint cp3-0000… with the current project',
+        name: 'Compare with current: checkpoint cp3-0000…',
       }),
     );
     const view = await screen.findByRole('region', {
@@ -225,7 +225,7 @@ describe('CheckpointBrowserPage', () => {
     setup();
     await user.click(await screen.findByRole('button', { name: 'Files of checkpoint cp2-0000…' }));
     await user.click(
-      screen.getByRole('button', { name: 'Compare checkpoint cp3-0000… with the current project' }),
+      screen.getByRole('button', { name: 'Compare with current: checkpoint cp3-0000…' }),
     );
     await user.click(screen.getByRole('button', { name: 'Restore checkpoint cp1-0000……' }));
     await screen.findByRole('button', { name: 'Restore this checkpoint…' });
@@ -294,6 +294,42 @@ describe('CheckpointBrowserPage restore', () => {
       checkpointId: 'cp1-0000-0000-0001',
       checkpointContentHash: hash('1'),
       expectedRevision: '4',
+    });
+  });
+
+  it('restores only the files picked in the comparison: the request names them as paths', async () => {
+    const user = userEvent.setup();
+    const studio = setup({
+      studioRequestCheckpointRestore: () => restoreApproval(),
+      studioToolCall: () => restoreApproval().studioToolCall,
+    });
+    await user.click(
+      await screen.findByRole('button', { name: 'Compare with current: checkpoint cp3-0000…' }),
+    );
+    const view = await screen.findByRole('region', {
+      name: 'Compare checkpoint cp3-0000… → the current project',
+    });
+    const restorePicked = await within(view).findByRole('button', { name: /^Restore 0 picked/ });
+    expect((restorePicked as HTMLButtonElement).disabled).toBe(true);
+    // cp3 {b:3, c:4, d:5} → project {b:6, c:4, e:7}: pick b (changed) and d (gone since).
+    await user.click(within(view).getByRole('checkbox', { name: /^Pick src\/b\.ts/ }));
+    await user.click(within(view).getByRole('checkbox', { name: /^Pick src\/d\.ts/ }));
+    await user.click(within(view).getByRole('button', { name: 'Restore 2 picked files…' }));
+
+    const flow = await screen.findByRole('region', {
+      name: 'Restore 2 picked files of checkpoint cp3-0000…',
+    });
+    // The preview is of the picked files only: b overwritten, d re-created, e stays.
+    expect((flow.querySelector('dl') as HTMLElement).textContent).toBe(
+      'Re-created1Deleted0Overwritten1Unchanged2',
+    );
+    await user.click(within(flow).getByRole('button', { name: 'Restore this checkpoint…' }));
+    await user.click(within(flow).getByRole('button', { name: /^Request restore of/ }));
+    await within(flow).findByText('approval card for call-r in session-1');
+    const request = studio.calls.find((c) => c.field === 'studioRequestCheckpointRestore');
+    expect(request?.args.input).toMatchObject({
+      checkpointId: 'cp3-0000-0000-0003',
+      paths: ['src/b.ts', 'src/d.ts'],
     });
   });
 
@@ -516,7 +552,7 @@ describe('CheckpointBrowserPage file diffs', () => {
     setup({}, contents());
     await user.click(
       await screen.findByRole('button', {
-        name: 'Compare checkpoint cp3-0000… with the current project',
+        name: 'Compare with current: checkpoint cp3-0000…',
       }),
     );
     const view = await screen.findByRole('region', {

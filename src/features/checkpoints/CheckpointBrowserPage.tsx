@@ -4,6 +4,7 @@ import { CHECKPOINTS_PAGE_MAX } from '../../../protocol/contract.ts';
 import type { ResultOf } from '../../graphql/graphql.ts';
 import { CopyButton } from '../../ui/CopyButton.tsx';
 import { SafeText } from '../../ui/SafeText.tsx';
+import { ScrollX } from '../../ui/ScrollX.tsx';
 import { ComparisonCounts, ComparisonTable } from './CheckpointCompare.tsx';
 import { CheckpointFilesTable } from './CheckpointFilesTable.tsx';
 import { compareFiles, type ManifestFile } from './compareFiles.ts';
@@ -58,7 +59,11 @@ export function CheckpointBrowserPage({
   const [filesOf, setFilesOf] = useState<string | null>(null);
   const [from, setFrom] = useState<Side | null>(null);
   const [to, setTo] = useState<Side | null>(null);
-  const [restore, setRestore] = useState<{ checkpointId: string; attempt: number } | null>(null);
+  const [restore, setRestore] = useState<{
+    checkpointId: string;
+    attempt: number;
+    paths?: string[];
+  } | null>(null);
   const [{ data, fetching, error }] = useQuery({
     query: CheckpointsQuery,
     variables: { sessionId, after: null, first: CHECKPOINTS_PAGE_MAX },
@@ -75,8 +80,12 @@ export function CheckpointBrowserPage({
     refetchProject({ requestPolicy: 'network-only' });
   }, [refetchProject]);
 
-  const startRestore = (checkpointId: string) =>
-    setRestore((current) => ({ checkpointId, attempt: (current?.attempt ?? 0) + 1 }));
+  const startRestore = (checkpointId: string, paths?: string[]) =>
+    setRestore((current) => ({
+      checkpointId,
+      attempt: (current?.attempt ?? 0) + 1,
+      ...(paths ? { paths } : {}),
+    }));
 
   return (
     <section aria-labelledby={headingId} className="space-y-4 p-4">
@@ -116,78 +125,80 @@ export function CheckpointBrowserPage({
 
       {connection?.supported ? (
         <>
-          <table className="w-full text-left text-sm">
-            <caption className="sr-only">Checkpoints of this session, newest first</caption>
-            <thead>
-              <tr className="text-xs text-slate-600 dark:text-slate-400">
-                {LIST_COLUMNS.map((column, index) => (
-                  <th key={column} scope="col" className={index < 2 ? 'px-1' : 'px-2'}>
-                    {column}
-                  </th>
-                ))}
-              </tr>
-            </thead>
-            {project ? (
-              <tbody>
-                <tr className="bg-slate-50 dark:bg-slate-900">
-                  <td className="px-1">
-                    <input
-                      type="radio"
-                      name={`${headingId}-from`}
-                      aria-label="Compare from the current project"
-                      checked={sameSide(from, PROJECT)}
-                      onChange={() => setFrom(PROJECT)}
-                    />
-                  </td>
-                  <td className="px-1">
-                    <input
-                      type="radio"
-                      name={`${headingId}-to`}
-                      aria-label="Compare to the current project"
-                      checked={sameSide(to, PROJECT)}
-                      onChange={() => setTo(PROJECT)}
-                    />
-                  </td>
-                  <td className="px-2 font-medium" colSpan={2}>
-                    Current project
-                  </td>
-                  <td className="px-2 tabular-nums">{project.revision}</td>
-                  <td className="px-2">{dateTimeOf(project.updatedAt)}</td>
-                  <td className="px-2 font-mono text-xs" title={project.contentHash}>
-                    {shortHash(project.contentHash)}
-                  </td>
-                  <td className="px-2 tabular-nums">{project.files.length}</td>
-                  <td className="px-2" colSpan={2} />
+          <ScrollX label="Checkpoint list">
+            <table className="w-full text-left text-sm">
+              <caption className="sr-only">Checkpoints of this session, newest first</caption>
+              <thead>
+                <tr className="text-xs text-slate-600 dark:text-slate-400">
+                  {LIST_COLUMNS.map((column, index) => (
+                    <th key={column} scope="col" className={index < 2 ? 'px-1' : 'px-2'}>
+                      {column}
+                    </th>
+                  ))}
                 </tr>
-              </tbody>
-            ) : null}
-            {cursors.map((after, index) => (
-              <CheckpointRows
-                key={after ?? 'first'}
-                sessionId={sessionId}
-                after={after}
-                refreshCount={refreshCount}
-                radioName={headingId}
-                projectHash={project?.contentHash ?? null}
-                from={from}
-                to={to}
-                filesOf={filesOf}
-                onFrom={setFrom}
-                onTo={setTo}
-                onFiles={(id) => setFilesOf((current) => (current === id ? null : id))}
-                onCompareWithProject={(id) => {
-                  setFrom({ kind: 'checkpoint', checkpointId: id });
-                  setTo(PROJECT);
-                }}
-                onRestore={startRestore}
-                onNextCursor={
-                  index === cursors.length - 1
-                    ? (cursor) => setCursors((current) => [...current, cursor])
-                    : null
-                }
-              />
-            ))}
-          </table>
+              </thead>
+              {project ? (
+                <tbody>
+                  <tr className="bg-slate-50 dark:bg-slate-900">
+                    <td className="px-1">
+                      <input
+                        type="radio"
+                        name={`${headingId}-from`}
+                        aria-label="Compare from the current project"
+                        checked={sameSide(from, PROJECT)}
+                        onChange={() => setFrom(PROJECT)}
+                      />
+                    </td>
+                    <td className="px-1">
+                      <input
+                        type="radio"
+                        name={`${headingId}-to`}
+                        aria-label="Compare to the current project"
+                        checked={sameSide(to, PROJECT)}
+                        onChange={() => setTo(PROJECT)}
+                      />
+                    </td>
+                    <td className="px-2 font-medium" colSpan={2}>
+                      Current project
+                    </td>
+                    <td className="px-2 tabular-nums">{project.revision}</td>
+                    <td className="px-2">{dateTimeOf(project.updatedAt)}</td>
+                    <td className="px-2 font-mono text-xs" title={project.contentHash}>
+                      {shortHash(project.contentHash)}
+                    </td>
+                    <td className="px-2 tabular-nums">{project.files.length}</td>
+                    <td className="px-2" colSpan={2} />
+                  </tr>
+                </tbody>
+              ) : null}
+              {cursors.map((after, index) => (
+                <CheckpointRows
+                  key={after ?? 'first'}
+                  sessionId={sessionId}
+                  after={after}
+                  refreshCount={refreshCount}
+                  radioName={headingId}
+                  projectHash={project?.contentHash ?? null}
+                  from={from}
+                  to={to}
+                  filesOf={filesOf}
+                  onFrom={setFrom}
+                  onTo={setTo}
+                  onFiles={(id) => setFilesOf((current) => (current === id ? null : id))}
+                  onCompareWithProject={(id) => {
+                    setFrom({ kind: 'checkpoint', checkpointId: id });
+                    setTo(PROJECT);
+                  }}
+                  onRestore={startRestore}
+                  onNextCursor={
+                    index === cursors.length - 1
+                      ? (cursor) => setCursors((current) => [...current, cursor])
+                      : null
+                  }
+                />
+              ))}
+            </table>
+          </ScrollX>
           {connection.edges.length === 0 ? (
             <p className="text-sm text-slate-600 dark:text-slate-400">
               No checkpoints yet: one is taken before every agent write.
@@ -203,6 +214,7 @@ export function CheckpointBrowserPage({
           sessionId={sessionId}
           from={from}
           to={to}
+          onRestoreFiles={startRestore}
           onClose={() => {
             setFrom(null);
             setTo(null);
@@ -219,9 +231,10 @@ export function CheckpointBrowserPage({
           key={`${restore.checkpointId}:${restore.attempt}`}
           sessionId={sessionId}
           checkpointId={restore.checkpointId}
+          paths={restore.paths ?? null}
           renderToolCall={renderToolCall}
           onClose={() => setRestore(null)}
-          onUndo={startRestore}
+          onUndo={(preimage) => startRestore(preimage)}
           onRestored={onRestored}
         />
       ) : null}
@@ -410,7 +423,7 @@ function CheckpointRow({
         <button
           type="button"
           className={small}
-          aria-label={`Compare ${name} with the current project`}
+          aria-label={`Compare with current: ${name}`}
           onClick={() => onCompareWithProject(checkpoint.checkpointId)}
         >
           Compare with current
@@ -485,15 +498,32 @@ function CompareView({
   from,
   to,
   onClose,
+  onRestoreFiles,
 }: {
   sessionId: string;
   from: Side;
   to: Side;
   onClose: () => void;
+  /** Per-file restore of the picked paths from the compared checkpoint. */
+  onRestoreFiles: (checkpointId: string, paths: string[]) => void;
 }) {
   const before = useManifest(sessionId, from);
   const after = useManifest(sessionId, to);
   const title = `Compare ${before.label} → ${after.label}`;
+  // Picking files to restore makes sense when one side is the project and the other a checkpoint.
+  const source =
+    from.kind === 'checkpoint' && to.kind === 'project'
+      ? from.checkpointId
+      : to.kind === 'checkpoint' && from.kind === 'project'
+        ? to.checkpointId
+        : null;
+  const [picked, setPicked] = useState<ReadonlySet<string>>(() => new Set());
+  const pick = (path: string) =>
+    setPicked((current) => {
+      const next = new Set(current);
+      if (!next.delete(path)) next.add(path);
+      return next;
+    });
   return (
     <section
       aria-label={title}
@@ -506,13 +536,32 @@ function CompareView({
         </button>
       </header>
       {before.files && after.files ? (
-        <CompareBody
-          before={before.files}
-          after={after.files}
-          caption={title}
-          beforeLabel={before.label}
-          afterLabel={after.label}
-        />
+        <>
+          <CompareBody
+            before={before.files}
+            after={after.files}
+            caption={title}
+            beforeLabel={before.label}
+            afterLabel={after.label}
+            {...(source ? { picked, onPick: pick } : {})}
+          />
+          {source ? (
+            <div className="flex flex-wrap items-center gap-2">
+              <button
+                type="button"
+                className={small}
+                disabled={picked.size === 0}
+                onClick={() => onRestoreFiles(source, [...picked].sort())}
+              >
+                Restore {picked.size} picked {picked.size === 1 ? 'file' : 'files'}…
+              </button>
+              <span className="text-xs text-slate-600 dark:text-slate-400">
+                Only the picked files come back from checkpoint {shortId(source)}; every other file
+                stays as it is now.
+              </span>
+            </div>
+          ) : null}
+        </>
       ) : (
         <p role="status">Loading files…</p>
       )}
@@ -526,12 +575,16 @@ function CompareBody({
   caption,
   beforeLabel,
   afterLabel,
+  picked,
+  onPick,
 }: {
   before: readonly ManifestFile[];
   after: readonly ManifestFile[];
   caption: string;
   beforeLabel: string;
   afterLabel: string;
+  picked?: ReadonlySet<string>;
+  onPick?: (path: string) => void;
 }) {
   const comparison = compareFiles(before, after);
   return (
@@ -542,6 +595,7 @@ function CompareBody({
         caption={caption}
         beforeLabel={beforeLabel}
         afterLabel={afterLabel}
+        {...(onPick ? { picked, onPick } : {})}
       />
     </>
   );

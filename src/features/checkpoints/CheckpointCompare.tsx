@@ -1,5 +1,6 @@
 import { Fragment, useId, useState } from 'react';
 import { SafeText, toVisibleText } from '../../ui/SafeText.tsx';
+import { ScrollX } from '../../ui/ScrollX.tsx';
 import type { FileChange, FileComparison } from './compareFiles.ts';
 import { FileDiff } from './FileDiff.tsx';
 import { formatBytes, shortHash } from './format.ts';
@@ -55,9 +56,14 @@ export function ComparisonTable({
   unchangedByDefault = false,
   beforeLabel = 'before',
   afterLabel = 'after',
+  picked,
+  onPick,
 }: {
   comparison: FileComparison;
   caption: string;
+  /** Per-file restore: the paths picked so far, and a toggle (no pick column without it). */
+  picked?: ReadonlySet<string>;
+  onPick?: (path: string) => void;
   labels?: Record<FileChange, string>;
   unchangedByDefault?: boolean;
   beforeLabel?: string;
@@ -89,75 +95,94 @@ export function ComparisonTable({
       {rows.length === 0 ? (
         <p className="text-sm text-slate-600 dark:text-slate-400">No file differs.</p>
       ) : (
-        <table className="w-full text-left text-sm">
-          <caption className="sr-only">{caption}</caption>
-          <thead>
-            <tr>
-              {COMPARE_COLUMNS.map((column) => (
-                <th key={column} scope="col" className="px-2 py-1">
-                  {column}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((row) => {
-              const expanded = row.change !== 'unchanged' && open.has(row.key);
-              const diffId = `${toggleId}-diff-${encodeURIComponent(row.key)}`;
-              return (
-                <Fragment key={row.key}>
-                  <tr className="border-t border-slate-200 dark:border-slate-700">
-                    <td className={`px-2 py-1 ${CHANGE_CLASS[row.change]}`}>
-                      {labels[row.change]}
-                    </td>
-                    <td className="px-2 py-1 font-mono text-xs">{row.target}</td>
-                    <td className="break-all px-2 py-1 font-mono text-xs">
-                      <SafeText text={row.path} />
-                    </td>
-                    <td className="px-2 py-1 font-mono text-xs" title={row.before?.contentHash}>
-                      {row.before ? shortHash(row.before.contentHash) : '—'}
-                    </td>
-                    <td className="px-2 py-1 font-mono text-xs" title={row.after?.contentHash}>
-                      {row.after ? shortHash(row.after.contentHash) : '—'}
-                    </td>
-                    <td className="px-2 py-1 tabular-nums">
-                      {row.before ? formatBytes(row.before.byteLength) : '—'} →{' '}
-                      {row.after ? formatBytes(row.after.byteLength) : '—'}
-                    </td>
-                    <td className="px-2 py-1">
-                      {row.change === 'unchanged' ? null : (
-                        <button
-                          type="button"
-                          className={diffButton}
-                          // The name carries the path for screen readers; the path is not repeated as text.
-                          aria-label={`${expanded ? 'Hide diff' : 'Show diff'} of ${toVisibleText(row.path)}`}
-                          aria-expanded={expanded}
-                          aria-controls={expanded ? diffId : undefined}
-                          onClick={() => toggle(row.key)}
-                        >
-                          {expanded ? 'Hide diff' : 'Show diff'}
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                  {expanded ? (
-                    <tr>
-                      <td id={diffId} colSpan={7} className="px-2 pb-2">
-                        <FileDiff
-                          path={row.path}
-                          before={row.before}
-                          after={row.after}
-                          beforeLabel={beforeLabel}
-                          afterLabel={afterLabel}
-                        />
+        <ScrollX label="Compared files">
+          <table className="w-full text-left text-sm">
+            <caption className="sr-only">{caption}</caption>
+            <thead>
+              <tr>
+                {onPick ? (
+                  <th scope="col" className="px-2 py-1">
+                    Pick
+                  </th>
+                ) : null}
+                {COMPARE_COLUMNS.map((column) => (
+                  <th key={column} scope="col" className="px-2 py-1">
+                    {column}
+                  </th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((row) => {
+                const expanded = row.change !== 'unchanged' && open.has(row.key);
+                const diffId = `${toggleId}-diff-${encodeURIComponent(row.key)}`;
+                return (
+                  <Fragment key={row.key}>
+                    <tr className="border-t border-slate-200 dark:border-slate-700">
+                      {onPick ? (
+                        <td className="px-2 py-1">
+                          {row.change === 'unchanged' ? null : (
+                            <input
+                              type="checkbox"
+                              aria-label={`Pick ${toVisibleText(row.path)} to restore`}
+                              checked={picked?.has(row.path) ?? false}
+                              onChange={() => onPick(row.path)}
+                            />
+                          )}
+                        </td>
+                      ) : null}
+                      <td className={`px-2 py-1 ${CHANGE_CLASS[row.change]}`}>
+                        {labels[row.change]}
+                      </td>
+                      <td className="px-2 py-1 font-mono text-xs">{row.target}</td>
+                      <td className="break-all px-2 py-1 font-mono text-xs">
+                        <SafeText text={row.path} />
+                      </td>
+                      <td className="px-2 py-1 font-mono text-xs" title={row.before?.contentHash}>
+                        {row.before ? shortHash(row.before.contentHash) : '—'}
+                      </td>
+                      <td className="px-2 py-1 font-mono text-xs" title={row.after?.contentHash}>
+                        {row.after ? shortHash(row.after.contentHash) : '—'}
+                      </td>
+                      <td className="px-2 py-1 tabular-nums">
+                        {row.before ? formatBytes(row.before.byteLength) : '—'} →{' '}
+                        {row.after ? formatBytes(row.after.byteLength) : '—'}
+                      </td>
+                      <td className="px-2 py-1">
+                        {row.change === 'unchanged' ? null : (
+                          <button
+                            type="button"
+                            className={diffButton}
+                            // The name carries the path for screen readers; the path is not repeated as text.
+                            aria-label={`${expanded ? 'Hide diff' : 'Show diff'} of ${toVisibleText(row.path)}`}
+                            aria-expanded={expanded}
+                            aria-controls={expanded ? diffId : undefined}
+                            onClick={() => toggle(row.key)}
+                          >
+                            {expanded ? 'Hide diff' : 'Show diff'}
+                          </button>
+                        )}
                       </td>
                     </tr>
-                  ) : null}
-                </Fragment>
-              );
-            })}
-          </tbody>
-        </table>
+                    {expanded ? (
+                      <tr>
+                        <td id={diffId} colSpan={onPick ? 8 : 7} className="px-2 pb-2">
+                          <FileDiff
+                            path={row.path}
+                            before={row.before}
+                            after={row.after}
+                            beforeLabel={beforeLabel}
+                            afterLabel={afterLabel}
+                          />
+                        </td>
+                      </tr>
+                    ) : null}
+                  </Fragment>
+                );
+              })}
+            </tbody>
+          </table>
+        </ScrollX>
       )}
     </div>
   );

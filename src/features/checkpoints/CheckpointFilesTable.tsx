@@ -1,6 +1,7 @@
 import { useId, useMemo, useState } from 'react';
 import { CopyButton } from '../../ui/CopyButton.tsx';
 import { SafeText } from '../../ui/SafeText.tsx';
+import { ScrollX } from '../../ui/ScrollX.tsx';
 import type { ManifestFile } from './compareFiles.ts';
 import { formatBytes, shortHash } from './format.ts';
 
@@ -63,50 +64,55 @@ export function CheckpointFilesTable({
           {rows.length} of {files.length} files
         </span>
       </div>
-      <table className="w-full text-left text-sm">
-        <caption className="sr-only">{caption}</caption>
-        <thead>
-          <tr>
-            {COLUMNS.map((column) => (
-              <th
-                key={column.key}
-                scope="col"
-                aria-sort={sort.key === column.key ? sort.direction : 'none'}
-                className="px-2 py-1"
-              >
-                <button
-                  type="button"
-                  onClick={() => toggle(column.key)}
-                  className="font-medium underline-offset-2 hover:underline"
+      <ScrollX label="Checkpoint files">
+        <table className="w-full text-left text-sm">
+          <caption className="sr-only">{caption}</caption>
+          <thead>
+            <tr>
+              {COLUMNS.map((column) => (
+                <th
+                  key={column.key}
+                  scope="col"
+                  aria-sort={sort.key === column.key ? sort.direction : 'none'}
+                  className="px-2 py-1"
                 >
-                  {column.label}
-                  {sort.key === column.key ? (sort.direction === 'ascending' ? ' ▲' : ' ▼') : ''}
-                </button>
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((file) => (
-            <tr
-              key={`${file.target}\u0000${file.path}`}
-              className="border-t border-slate-200 dark:border-slate-700"
-            >
-              <td className="px-2 py-1 font-mono text-xs">{file.target}</td>
-              <td className="break-all px-2 py-1 font-mono text-xs">
-                <SafeText text={file.path} />
-              </td>
-              <td className="px-2 py-1 font-mono text-xs">
-                <span title={file.contentHash}>{shortHash(file.contentHash)}</span>{' '}
-                <CopyButton text={file.contentHash} label={`content hash of ${file.path}`} />
-              </td>
-              <td className="px-2 py-1 text-right tabular-nums" title={`${file.byteLength} bytes`}>
-                {formatBytes(file.byteLength)}
-              </td>
+                  <button
+                    type="button"
+                    onClick={() => toggle(column.key)}
+                    className="font-medium underline-offset-2 hover:underline"
+                  >
+                    {column.label}
+                    {sort.key === column.key ? (sort.direction === 'ascending' ? ' ▲' : ' ▼') : ''}
+                  </button>
+                </th>
+              ))}
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {rows.map((file) => (
+              <tr
+                key={`${file.target}\u0000${file.path}`}
+                className="border-t border-slate-200 dark:border-slate-700"
+              >
+                <td className="px-2 py-1 font-mono text-xs">{file.target}</td>
+                <td className="break-all px-2 py-1 font-mono text-xs">
+                  <SafeText text={file.path} />
+                </td>
+                <td className="px-2 py-1 font-mono text-xs">
+                  <span title={file.contentHash}>{shortHash(file.contentHash)}</span>{' '}
+                  <CopyButton text={file.contentHash} label={`content hash of ${file.path}`} />
+                </td>
+                <td
+                  className="px-2 py-1 text-right tabular-nums"
+                  title={`${file.byteLength} bytes`}
+                >
+                  {formatBytes(file.byteLength)}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </ScrollX>
     </div>
   );
 }

@@ -72,6 +72,7 @@ function parseRestoreResult(resultJson: string | null): {
 export function RestoreFlow({
   sessionId,
   checkpointId,
+  paths = null,
   renderToolCall,
   onClose,
   onUndo,
@@ -79,6 +80,8 @@ export function RestoreFlow({
 }: {
   sessionId: string;
   checkpointId: string;
+  /** Per-file restore: only these paths come back (null: the whole checkpoint). */
+  paths?: readonly string[] | null;
   renderToolCall: RenderToolCall;
   onClose: () => void;
   onUndo: (preimageCheckpointId: string) => void;
@@ -99,19 +102,26 @@ export function RestoreFlow({
 
   const checkpoint = checkpointData?.studioCheckpoint ?? null;
   const project = projectData?.studioProject ?? null;
-  const comparison = useMemo(
-    () => (checkpoint && project ? compareFiles(project.files, checkpoint.files) : null),
-    [checkpoint, project],
-  );
+  const comparison = useMemo(() => {
+    if (!checkpoint || !project) return null;
+    if (!paths) return compareFiles(project.files, checkpoint.files);
+    // The folder after a per-file restore: today's files with the picked ones from the checkpoint.
+    const picked = (path: string) => paths.some((p) => path === p || path.startsWith(`${p}/`));
+    const target = [
+      ...project.files.filter((f) => !picked(f.path)),
+      ...checkpoint.files.filter((f) => picked(f.path)),
+    ];
+    return compareFiles(project.files, target);
+  }, [checkpoint, project, paths]);
 
   useEffect(() => {
     // The safe choice has the focus when the destructive question is asked.
     if (phase.kind === 'confirm') backRef.current?.focus();
   }, [phase.kind]);
 
-  const title = checkpoint
-    ? `checkpoint ${shortId(checkpoint.checkpointId)}`
-    : `checkpoint ${shortId(checkpointId)}`;
+  const title =
+    (paths ? `${paths.length} picked ${paths.length === 1 ? 'file' : 'files'} of ` : '') +
+    `checkpoint ${shortId(checkpoint?.checkpointId ?? checkpointId)}`;
 
   const send = async () => {
     if (!checkpoint || !project) return;
@@ -137,6 +147,7 @@ export function RestoreFlow({
         checkpointId: checkpoint.checkpointId,
         checkpointContentHash: checkpoint.contentHash,
         expectedRevision: revision,
+        ...(paths ? { paths: [...paths] } : {}),
       },
     });
     const approval = result.data?.studioRequestCheckpointRestore;

@@ -55,7 +55,7 @@ export function ServerHealthDetails() {
         title={title}
         className="flex cursor-pointer list-none items-center gap-1 rounded border border-slate-300 px-1.5 py-0.5 text-slate-700 hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-slate-600 dark:text-slate-200 dark:hover:bg-slate-800 [&::-webkit-details-marker]:hidden"
       >
-        Server{data ? <span className="font-mono">&nbsp;{data.version}</span> : null}
+        Server{data ? <span className="font-mono max-md:hidden">&nbsp;{data.version}</span> : null}
         {troubled.length > 0 || error ? (
           <span
             aria-hidden="true"

@@ -1,3 +1,4 @@
+import type { ReactNode } from 'react';
 import { useSessionControl, type SessionControlState } from '../../graphql/attachment.ts';
 import { SafeText } from '../../ui/SafeText.tsx';
 import { timeOfDay } from '../../ui/timeOfDay.ts';
@@ -16,7 +17,15 @@ const TONE: Record<SessionControlState, string> = {
 };
 
 const button =
-  'rounded border border-current px-2 py-0.5 text-xs font-medium hover:bg-white/60 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:bg-black/30';
+  'shrink-0 rounded border border-current px-2 py-0.5 text-xs font-medium hover:bg-white/60 focus-visible:outline-2 focus-visible:outline-blue-600 dark:hover:bg-black/30';
+
+/** The full explanation, shown where there is room (see `roomy` in index.css). */
+const LONG = 'hidden roomy:inline';
+
+/** The one-line form on a phone or a zoomed window; the same facts in fewer words. */
+function Short({ children }: { children: ReactNode }) {
+  return <span className="min-w-0 flex-1 truncate roomy:hidden">{children}</span>;
+}
 
 /** "Controlled by alice since 10:31:02" (or nobody), for a tab that only watches. */
 function Controller({ by, since }: { by: string | null; since: string | null }) {
@@ -59,9 +68,9 @@ export function SessionControlBanner({
       {control.notice ? (
         <div
           role="status"
-          className="flex items-center gap-2 rounded border border-blue-300 bg-blue-50 px-3 py-1.5 text-xs text-blue-950 dark:border-blue-700 dark:bg-blue-950 dark:text-blue-100"
+          className="flex items-center gap-2 rounded border border-blue-300 bg-blue-50 px-2 py-1 text-xs text-blue-950 roomy:px-3 roomy:py-1.5 dark:border-blue-700 dark:bg-blue-950 dark:text-blue-100"
         >
-          <span>{control.notice}</span>
+          <span className="min-w-0 flex-1">{control.notice}</span>
           <button type="button" className={button} onClick={() => control.dismissNotice()}>
             Got it
           </button>
@@ -69,11 +78,14 @@ export function SessionControlBanner({
       ) : null}
       <div
         role={state === 'fenced' || state === 'error' ? 'alert' : 'status'}
-        className={`flex flex-wrap items-center gap-2 rounded border px-3 py-1.5 text-xs ${TONE[state]}`}
+        className={`flex items-center gap-2 rounded border px-2 py-1 text-xs roomy:flex-wrap roomy:px-3 roomy:py-1.5 ${TONE[state]}`}
       >
         {state === 'observer' ? (
           <>
-            <span>
+            <Short>
+              Watching{controlledBy ? ` (${controlledBy} in control)` : ''}: acting takes control.
+            </Short>
+            <span className={LONG}>
               Watching. <Controller by={controlledBy} since={controlledSince} /> Any action here
               (approve, deny, restore, send, pause, resume, cancel) takes control and fences the
               other tabs and clients.
@@ -90,7 +102,16 @@ export function SessionControlBanner({
         {state === 'attaching' ? <span>Taking control of the session…</span> : null}
         {state === 'attached' ? (
           <>
-            <span>
+            <Short>
+              In control (epoch {control.clientEpoch})
+              {control.error ? (
+                <>
+                  {' '}
+                  <SafeText text={control.error} />
+                </>
+              ) : null}
+            </Short>
+            <span className={LONG}>
               This tab controls the session (client epoch {control.clientEpoch}). Other tabs and
               clients can only watch.
               {control.error ? (
@@ -107,7 +128,8 @@ export function SessionControlBanner({
         ) : null}
         {state === 'fenced' ? (
           <>
-            <span>
+            <Short>Fenced: another tab or client is in control.</Short>
+            <span className={LONG}>
               Another tab or client took control of this session. This tab now only watches; its
               approvals would be refused. <Controller by={controlledBy} since={controlledSince} />
             </span>

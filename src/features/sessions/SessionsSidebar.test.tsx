@@ -228,4 +228,37 @@ describe('SessionsSidebar paging', () => {
     await user.click(within(alert).getByRole('button', { name: 'Try again' }));
     expect(await screen.findByRole('link', { name: /Session 4/ })).toBeTruthy();
   });
+
+  it("shows each session's project, last activity and full title on hover, and filters them", async () => {
+    const user = userEvent.setup();
+    const test = makeTestClient(() => ({
+      data: {
+        crowdyStudioAgentSessions: {
+          __typename: 'AgentSessionConnection',
+          hasNextPage: false,
+          endCursor: null,
+          nodes: [
+            session({
+              projectId: 'cleanup-app',
+              studioTitle: 'A very long title that the sidebar cuts',
+            }),
+            session({ sessionId: 'ses-2', studioTitle: 'Changelog note', projectId: 'notes-app' }),
+          ],
+        },
+      },
+    }));
+    render(
+      <Provider value={test.client}>
+        <SessionsSidebar activeSessionId={null} sessionHref={(id) => `/sessions/${id}`} />
+      </Provider>,
+    );
+    const long = await screen.findByRole('link', { name: /A very long title/ });
+    expect(long.getAttribute('title')).toBe('A very long title that the sidebar cuts');
+    expect(within(long).getByText('cleanup-app')).toBeTruthy();
+    expect(long.querySelector('time')?.getAttribute('dateTime')).toBe('2026-11-30T09:00:00.000Z');
+
+    await user.type(screen.getByRole('searchbox', { name: 'Filter sessions' }), 'NOTES');
+    expect(screen.queryByRole('link', { name: /A very long title/ })).toBeNull();
+    expect(screen.getByRole('link', { name: /Changelog note/ })).toBeTruthy();
+  });
 });

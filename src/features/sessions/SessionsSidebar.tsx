@@ -5,6 +5,7 @@ import type { AgentMode, RunStatus, SessionStatus } from '../../../protocol/even
 import { APP_ID } from '../../graphql/cache.ts';
 import { Link } from '../../ui/router.tsx';
 import { SafeText } from '../../ui/SafeText.tsx';
+import { timeOfDay } from '../../ui/timeOfDay.ts';
 import { SessionsQuery, SessionUpdatesSubscription, type SessionSummary } from './documents.ts';
 import { isRunning, MODE_LABEL, RUN_STATUS_LABEL, SESSION_STATUS } from './labels.ts';
 
@@ -42,6 +43,7 @@ export function SessionsSidebar({ activeSessionId, sessionHref }: SessionsSideba
   const connection = data?.crowdyStudioAgentSessions;
   const sessions = connection?.nodes ?? [];
   const loadMore = () => setPageCount((count) => count + 1);
+  const [filter, setFilter] = useState('');
   return (
     <nav aria-labelledby="sessions-heading" className="flex min-h-0 flex-col">
       <h2
@@ -65,8 +67,19 @@ export function SessionsSidebar({ activeSessionId, sessionHref }: SessionsSideba
           No sessions yet. Start the demo agent or a bridge and they appear here live.
         </p>
       ) : null}
-      <ul className="min-h-0 flex-1 space-y-1 overflow-y-auto px-2 pb-3">
+      <label className="px-3 pb-2 text-xs text-slate-700 dark:text-slate-300">
+        <span className="sr-only">Filter sessions</span>
+        <input
+          type="search"
+          value={filter}
+          placeholder="Filter sessions"
+          onChange={(event) => setFilter(event.target.value)}
+          className="block w-full rounded border border-slate-300 bg-white px-2 py-1 text-sm text-slate-900 focus-visible:outline-2 focus-visible:outline-blue-600 dark:border-slate-600 dark:bg-slate-900 dark:text-slate-50"
+        />
+      </label>
+      <ul className="relative min-h-0 flex-1 space-y-1 overflow-y-auto px-2 pb-3">
         <SessionPage
+          filter={filter}
           sessions={sessions}
           connection={connection}
           page={1}
@@ -106,6 +119,8 @@ function LoadFailed({
 }
 
 interface PagingProps {
+  /** Loaded sessions whose title, id, project or source contain this (any case) are shown. */
+  filter: string;
   pageCount: number;
   activeSessionId: string | null;
   sessionHref: (sessionId: string) => string;
@@ -132,15 +147,17 @@ function SessionPage({
   const after = connection?.hasNextPage ? connection.endCursor : null;
   return (
     <>
-      {sessions.map((session, index) => (
-        <li key={session.sessionId} ref={index === 0 ? firstRef : undefined}>
-          <SessionItem
-            session={session}
-            href={paging.sessionHref(session.sessionId)}
-            current={session.sessionId === paging.activeSessionId}
-          />
-        </li>
-      ))}
+      {sessions
+        .filter((session) => matches(session, paging.filter))
+        .map((session, index) => (
+          <li key={session.sessionId} ref={index === 0 ? firstRef : undefined}>
+            <SessionItem
+              session={session}
+              href={paging.sessionHref(session.sessionId)}
+              current={session.sessionId === paging.activeSessionId}
+            />
+          </li>
+        ))}
       {!after ? null : page < paging.pageCount ? (
         <OlderSessions after={after} page={page + 1} {...paging} />
       ) : (
@@ -199,6 +216,14 @@ function OlderSessions({ after, page, ...paging }: PagingProps & { after: string
   );
 }
 
+function matches(session: SessionSummary, filter: string): boolean {
+  const needle = filter.trim().toLowerCase();
+  if (!needle) return true;
+  return [session.studioTitle, session.sessionId, session.projectId, session.studioSource].some(
+    (value) => value?.toLowerCase().includes(needle),
+  );
+}
+
 function SessionItem({
   session,
   href,
@@ -215,6 +240,7 @@ function SessionItem({
   return (
     <Link
       to={href}
+      title={session.studioTitle || session.sessionId}
       aria-current={current ? 'page' : undefined}
       className={`block rounded-md px-2 py-2 text-sm focus-visible:outline-2 focus-visible:outline-blue-600 ${
         current
@@ -247,6 +273,18 @@ function SessionItem({
         ) : null}
         <span className="truncate text-slate-600 dark:text-slate-400">
           <SafeText text={session.studioSource} />
+        </span>
+      </span>
+      <span className="mt-0.5 flex items-center gap-x-2 text-xs text-slate-600 dark:text-slate-400">
+        {session.projectId ? (
+          <span className="min-w-0 truncate">
+            <span className="sr-only">Project </span>
+            <SafeText text={session.projectId} />
+          </span>
+        ) : null}
+        <span className="ml-auto shrink-0">
+          <span className="sr-only">Last activity </span>
+          <time dateTime={session.updatedAt}>{timeOfDay(session.updatedAt)}</time>
         </span>
       </span>
     </Link>

@@ -1,4 +1,4 @@
-import { useCallback, useState } from 'react';
+import { useCallback, useEffect, useState } from 'react';
 import { useClient } from 'urql';
 import type { CombinedError } from '@urql/core';
 import { ErrorCode } from '../../../protocol/contract.ts';
@@ -17,6 +17,11 @@ export function useSessionAction(sessionId: string) {
   const client = useClient();
   const control = useSessionControl(sessionId);
   const [state, setState] = useState<ActionState>({ running: false, error: null });
+  // A refusal belongs to the moment it happened: once the tab's control changes (it regained
+  // control, or re-attached after a reconnect) the old line would only mislead.
+  useEffect(() => {
+    setState((current) => (current.error ? { ...current, error: null } : current));
+  }, [control.state]);
 
   const run = useCallback(
     async (
@@ -40,7 +45,9 @@ export function useSessionAction(sessionId: string) {
           const message =
             code === ErrorCode.CLIENT_EPOCH_STALE
               ? 'Refused: another tab or client has control of this session.'
-              : `Refused${code ? ` (${code})` : ''}: ${result.error.graphQLErrors[0]?.message ?? result.error.message}`;
+              : code === ErrorCode.RUN_ALREADY_ACTIVE
+                ? 'Not sent: the agent is still on its current run. Send it again once the run ends, or cancel the run first.'
+                : `Refused${code ? ` (${code})` : ''}: ${result.error.graphQLErrors[0]?.message ?? result.error.message}`;
           setState({ running: false, error: message });
           return false;
         }

@@ -245,7 +245,7 @@ describe('Timeline', () => {
     });
     expect(rows()).toHaveLength(1);
     fireEvent.click(screen.getByRole('button', { name: 'Clear filters' }));
-    fireEvent.change(screen.getByLabelText('Search loaded events'), {
+    fireEvent.change(screen.getByLabelText('Filter loaded events'), {
       target: { value: 'CHANGELOG' },
     });
     expect(rows().map((row) => row.getAttribute('aria-label'))).toEqual(['User message, event 2']);
@@ -267,7 +267,7 @@ describe('Timeline', () => {
     await waitFor(() =>
       expect(document.activeElement?.getAttribute('aria-label')).toBe('Log, event 1'),
     );
-    const search = screen.getByLabelText('Search loaded events');
+    const search = screen.getByLabelText('Filter loaded events');
     search.focus();
     fireEvent.keyDown(search, { key: 'j' });
     expect(document.activeElement).toBe(search);

@@ -4,7 +4,15 @@ import {
   type Range,
   type Virtualizer,
 } from '@tanstack/react-virtual';
-import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
+import {
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type ReactNode,
+} from 'react';
 import { maxSeq } from '../../../protocol/seq.ts';
 import { pageBounds, pageOfSeq } from '../../graphql/eventDocuments.ts';
 import { useSessionEventStream } from '../../graphql/eventStream.ts';
@@ -31,6 +39,8 @@ export interface TimelineProps extends RowRenderers {
   focusSeq?: string | null;
   eventHref: (seq: string) => string;
   checkpointsHref: string;
+  /** Put at the start of the toolbar (src/app composes the whole-session search in). */
+  toolbarStart?: ReactNode;
 }
 
 /** Pixels a not-yet-loaded event is assumed to take (gap rows keep the scrollbar honest). */
@@ -470,6 +480,7 @@ export function Timeline(props: TimelineProps) {
         matching={shown.length}
         loaded={loadedRows}
         unloadedPages={unloaded.length}
+        start={props.toolbarStart}
         onLoadOlder={() => {
           const older = unloaded[unloaded.length - 1];
           if (older) store.want(older.page);
@@ -480,13 +491,14 @@ export function Timeline(props: TimelineProps) {
           Event #{focusSeq} is not in this session (yet). The newest event is #{lastSeq}.
         </p>
       ) : null}
-      <div className="relative min-h-0 flex-1">
+      {/* The "new events" pill sits below the scroller, in flow, so it never covers a row. */}
+      <div className="relative flex min-h-0 flex-1 flex-col">
         <div
           ref={scrollRef}
           role="region"
           aria-label="Events, oldest first"
           tabIndex={0}
-          className="h-full overflow-y-auto focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-blue-600"
+          className="min-h-0 flex-1 overflow-y-auto focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-blue-600"
         >
           {shown.length === 0 ? (
             <p className="px-4 py-6 text-sm text-slate-600 dark:text-slate-300">
@@ -581,7 +593,7 @@ export function Timeline(props: TimelineProps) {
               setFollowing(true);
               command(() => virtualizer.scrollToEnd());
             }}
-            className="absolute bottom-4 left-1/2 -translate-x-1/2 rounded-full bg-blue-700 px-4 py-1.5 text-sm font-medium text-white shadow-lg hover:bg-blue-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600"
+            className="my-1 self-center rounded-full bg-blue-700 px-4 py-1.5 text-sm font-medium text-white shadow-lg hover:bg-blue-800 focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600"
           >
             {newEvents} new {newEvents === 1 ? 'event' : 'events'} ↓
           </button>

@@ -1,4 +1,4 @@
-import { useId } from 'react';
+import { useId, useState, type ReactNode } from 'react';
 import { FAMILY_LABEL, type RowFamily } from './buildRows.ts';
 import { isFiltering, NO_FILTER, type TimelineFilter } from './filters.ts';
 
@@ -12,6 +12,8 @@ export interface TimelineToolbarProps {
   /** Pages not loaded yet (their events are not searched). */
   unloadedPages: number;
   onLoadOlder: () => void;
+  /** Composed in by src/app before the filters (the whole-session search). */
+  start?: ReactNode;
 }
 
 const control =
@@ -26,21 +28,37 @@ export function TimelineToolbar({
   loaded,
   unloadedPages,
   onLoadOlder,
+  start,
 }: TimelineToolbarProps) {
   const id = useId();
   const active = isFiltering(filter);
+  const [open, setOpen] = useState(false);
+  // On a phone or a zoomed window only the text filter and a "Filters" toggle take a line.
+  const more = `${open ? 'flex' : 'hidden'} roomy:flex`;
   return (
-    <div className="flex flex-wrap items-end gap-2 border-b border-slate-200 px-4 py-2 dark:border-slate-700">
-      <label className="flex flex-col text-xs text-slate-700 dark:text-slate-300">
-        Search loaded events
+    <div className="flex flex-wrap items-end gap-2 border-b border-slate-200 px-3 py-1.5 roomy:px-4 roomy:py-2 dark:border-slate-700">
+      {start}
+      <label
+        className={`${start ? more : 'flex'} min-w-0 flex-col text-xs text-slate-700 dark:text-slate-300`}
+      >
+        <span className="sr-only roomy:not-sr-only">Filter loaded events</span>
         <input
           type="search"
+          placeholder="Filter loaded events"
           value={filter.search}
           onChange={(event) => onChange({ ...filter, search: event.target.value })}
-          className={`${control} w-48`}
+          className={`${control} w-40 max-w-full roomy:w-48`}
         />
       </label>
-      <label className="flex flex-col text-xs text-slate-700 dark:text-slate-300">
+      <button
+        type="button"
+        aria-expanded={open}
+        onClick={() => setOpen((value) => !value)}
+        className={`${control} roomy:hidden`}
+      >
+        Filters
+      </button>
+      <label className={`${more} flex-col text-xs text-slate-700 dark:text-slate-300`}>
         Kind
         <select
           value={filter.family}
@@ -57,7 +75,7 @@ export function TimelineToolbar({
           ))}
         </select>
       </label>
-      <label className="flex flex-col text-xs text-slate-700 dark:text-slate-300">
+      <label className={`${more} flex-col text-xs text-slate-700 dark:text-slate-300`}>
         Tool
         <select
           value={filter.toolName}
@@ -72,7 +90,7 @@ export function TimelineToolbar({
           ))}
         </select>
       </label>
-      <label className="flex flex-col text-xs text-slate-700 dark:text-slate-300">
+      <label className={`${more} flex-col text-xs text-slate-700 dark:text-slate-300`}>
         Status
         <select
           value={filter.status}
@@ -104,7 +122,7 @@ export function TimelineToolbar({
           </>
         ) : null}
       </p>
-      <p className="text-xs text-slate-600 dark:text-slate-300">
+      <p className="hidden text-xs text-slate-600 roomy:block dark:text-slate-300">
         <kbd className="font-mono">j</kbd> / <kbd className="font-mono">k</kbd> next / previous
         event
       </p>

@@ -1,0 +1,1 @@
+export { SessionSearch } from './SessionSearch.tsx';
