@@ -4,9 +4,10 @@ import { Suspense, useEffect } from 'react';
 import { useBackgroundApprovalNotifications } from '../features/approvals/useApprovalNotifier.ts';
 import { useInboxCount } from '../features/approvals/useInboxCount.ts';
 import { ConnectionBadge } from '../features/connection/ConnectionBadge.tsx';
+import { NewSessionForm } from '../features/new-session/index.ts';
 import { SessionsSidebar } from '../features/sessions/SessionsSidebar.tsx';
 import type { ConnectionStore } from '../graphql/connectionStore.ts';
-import { Link } from '../ui/router.tsx';
+import { Link, navigate } from '../ui/router.tsx';
 import { ThemeToggle } from '../ui/ThemeToggle.tsx';
 import { sessionHref } from './paths.ts';
 import { InboxScreen, SessionScreen } from './lazyRoutes.tsx';
@@ -132,6 +133,7 @@ export function App({ connection }: { connection: ConnectionStore }) {
           aria-label="Sessions"
           className="flex w-72 shrink-0 flex-col border-r border-slate-200 dark:border-slate-700"
         >
+          <NewSessionForm onCreated={(sessionId) => navigate(sessionHref(sessionId))} />
           <SessionsSidebar activeSessionId={activeSessionId} sessionHref={sessionHref} />
         </aside>
         <main
