@@ -55,6 +55,9 @@ const READ_ONLY_TOOLS = new Set([
   'TodoWrite',
 ]);
 
+/** The tool that starts a subagent ("Agent"; "Task" in older Claude Code). */
+const SUBAGENT_TOOLS = new Set(['Agent', 'Task']);
+
 export interface ClaudeCodeProject {
   projectId: string;
   name: string;
@@ -102,6 +105,10 @@ interface Conversation {
   runId: string | null;
   claudeSessionId: string | null;
   pending: Map<string, PendingAsk>;
+  /** Agent (Task) tool_use id -> the subagent it started ("general-purpose: Update the notes"). */
+  subagents: Map<string, string>;
+  /** tool_use id -> "subagent X" for calls made inside a subagent (from parent_tool_use_id). */
+  askedBy: Map<string, string>;
   pump: Promise<void>;
   closed: boolean;
 }
@@ -249,6 +256,8 @@ export class ClaudeCodeSource implements Source {
       runId: null,
       claudeSessionId: null,
       pending: new Map(),
+      subagents: new Map(),
+      askedBy: new Map(),
       closed: false,
       query: null as unknown as Query,
       pump: Promise.resolve(),
@@ -303,7 +312,11 @@ export class ClaudeCodeSource implements Source {
     const argumentHash = foreignArgumentHash(toolName, input);
     const runId = conversation.runId;
     const summary = summarize(toolName, input);
+    const askedBy =
+      conversation.askedBy.get(toolCallId) ??
+      (options.agentID ? `subagent ${options.agentID}` : null);
     const reasons = [
+      ...(askedBy ? [`Asked by ${askedBy}`] : []),
       ...(options.decisionReason ? [`Claude Code: ${options.decisionReason}`] : []),
       ...(options.suggestions?.length
         ? [`Suggested rules: ${truncateText(JSON.stringify(options.suggestions), 500)}`]
@@ -334,6 +347,7 @@ export class ClaudeCodeSource implements Source {
           safeSummary: summary,
           argumentsJson: redactForeignPayload(input, { secrets: [this.options.apiKey] })
             .payloadJson,
+          askedBy,
           foreignId: `${toolCallId}/proposed`,
         },
         {
@@ -413,6 +427,8 @@ export class ClaudeCodeSource implements Source {
         break;
       case 'assistant': {
         const drafts: EventDraft[] = [];
+        const parent = message.parent_tool_use_id;
+        const askedBy = parent ? `subagent ${conversation.subagents.get(parent) ?? parent}` : null;
         message.message.content.forEach((block, index) => {
           if (block.type === 'text' && block.text.trim()) {
             drafts.push({
@@ -425,6 +441,9 @@ export class ClaudeCodeSource implements Source {
             });
           } else if (block.type === 'tool_use') {
             const input = (block.input ?? {}) as Record<string, unknown>;
+            if (SUBAGENT_TOOLS.has(block.name))
+              conversation.subagents.set(block.id, subagentLabel(input));
+            if (askedBy) conversation.askedBy.set(block.id, askedBy);
             drafts.push({
               ...this.toolDraft(
                 { toolCallId: block.id, toolName: block.name },
@@ -435,6 +454,7 @@ export class ClaudeCodeSource implements Source {
               ),
               safeSummary: summarize(block.name, input),
               argumentsJson: redactForeignPayload(input, { secrets }).payloadJson,
+              askedBy,
               foreignId: `${block.id}/proposed`,
             });
           } else if (block.type === 'thinking') {
@@ -562,4 +582,11 @@ function summarize(toolName: string, input: Record<string, unknown>): string {
           ? input.pattern
           : '';
   return truncateText(target ? `${toolName} ${target}` : toolName, 200);
+}
+
+/** How a subagent is named on the cards it asks from: its type and its task's description. */
+function subagentLabel(input: Record<string, unknown>): string {
+  const type = typeof input.subagent_type === 'string' ? input.subagent_type : 'general-purpose';
+  const description = typeof input.description === 'string' ? input.description : '';
+  return truncateText(description ? `${type}: ${description}` : type, 120);
 }

@@ -145,6 +145,90 @@ describe('Claude Code through the studio', () => {
     expect(JSON.stringify(api.loopRequests()[1]?.messages.at(-1))).toContain('expired');
   }, 120_000);
 
+  it("a subagent's ask is attributed to the subagent the Agent tool started", async () => {
+    const task = 'Write "after" into notes.md';
+    // The subagent's requests start from its task; the main loop's never contain it.
+    const inSubagent = (body: { messages?: { content: unknown }[] }) =>
+      JSON.stringify(body.messages?.[0]?.content ?? '').includes('into notes.md');
+    const inMain = (body: { messages?: { content: unknown }[] }) => !inSubagent(body);
+    const subagentTurn = (root: string): ScriptedReply[] => [
+      {
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_01Agent',
+            name: 'Agent',
+            input: {
+              description: 'Update the notes',
+              prompt: task,
+              subagent_type: 'general-purpose',
+            },
+          },
+        ],
+        when: inMain,
+      },
+      {
+        when: inSubagent,
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_01SubWrite',
+            name: 'Write',
+            input: { file_path: join(root, 'notes.md'), content: 'after\n' },
+          },
+        ],
+      },
+      { when: inSubagent, content: [{ type: 'text', text: 'Subagent: notes written.' }] },
+      { when: inMain, content: [{ type: 'text', text: 'The subagent updated the notes.' }] },
+    ];
+    const { c, a, root, sessionId } = await studio(subagentTurn);
+    await sendMessage(c, a, 'Have a subagent update the notes');
+    const decided = new Set<string>();
+    // Approve whatever Claude Code asks (the Agent call may ask too) until the subagent's Write.
+    let write: Ev | undefined;
+    while (!write) {
+      const { event } = await waitForEvent(
+        c,
+        sessionId,
+        (e) => pendingApproval(e) && !decided.has(asApproval(e).toolCallId),
+        'the next approval',
+        60_000,
+      );
+      const approval = asApproval(event);
+      decided.add(approval.toolCallId);
+      if (approval.toolCallId === 'toolu_01SubWrite') {
+        write = event;
+        // While it waits, the card and the inbox say which subagent asked.
+        const pending = await ok<{
+          studioPendingApprovals: {
+            approval: { toolCallId: string; studioReasons: string[] };
+            toolCall: { askedBy: string | null };
+          }[];
+        }>(
+          c,
+          'query P { studioPendingApprovals(appId: "1") { approval { toolCallId studioReasons } toolCall { askedBy } } }',
+        );
+        const mine = pending.studioPendingApprovals.find(
+          (p) => p.approval.toolCallId === 'toolu_01SubWrite',
+        );
+        expect(mine?.toolCall.askedBy).toBe('subagent general-purpose: Update the notes');
+        expect(mine?.approval.studioReasons).toContain(
+          'Asked by subagent general-purpose: Update the notes',
+        );
+      }
+      await ok(c, APPROVE, decideInput(a, approval));
+    }
+    await waitForEvent(
+      c,
+      sessionId,
+      // The Agent tool runs its subagent in the background: the main turn may end first.
+      (e) => e.type === 'TOOL_SUCCEEDED' && e.toolCallId === 'toolu_01SubWrite',
+      "the subagent's write",
+      60_000,
+    );
+    expect(readFileSync(join(root, 'notes.md'), 'utf8')).toBe('after\n');
+  }, 120_000);
+
   it('lists the folder in studioProjects with the source that starts sessions in it', async () => {
     const { c, root } = await studio(writeTurn);
     const data = await ok<{
