@@ -22,7 +22,7 @@ import {
 } from '@anthropic-ai/claude-agent-sdk';
 import { ErrorCode } from '../../../protocol/contract.ts';
 import { StudioError } from '../../engine/StudioError.ts';
-import type { EventDraft } from '../../engine/eventDrafts.ts';
+import type { EventDraft, QuestionValue } from '../../engine/eventDrafts.ts';
 import type { Logger } from '../../logger.ts';
 import {
   SILENT_LOGGER,
@@ -36,11 +36,12 @@ import {
 } from '../bridgeSupport.ts';
 import {
   foreignArgumentHash,
+  maskSecretText,
   redactForeignPayload,
   truncateText,
   truncateUtf8,
 } from '../redact.ts';
-import type { SessionInfo, Source, SourceHost, ToolDecision } from '../Source.ts';
+import type { QuestionAnswer, SessionInfo, Source, SourceHost, ToolDecision } from '../Source.ts';
 
 export const CLAUDE_CODE_SOURCE_ID = 'claude-code';
 const TOOL_VERSION = 'claude-code';
@@ -95,6 +96,17 @@ interface PendingAsk {
   resolve: (result: PermissionResult) => void;
 }
 
+/** One AskUserQuestion call: a question card per question; allow once every one is answered. */
+interface PendingQuestions {
+  toolCallId: string;
+  input: Record<string, unknown>;
+  /** questionId -> the question's text (the key of `answers`) and its option labels. */
+  questions: Map<string, { text: string; labels: string[]; value: QuestionValue }>;
+  answers: Record<string, string>;
+  runId: string | null;
+  resolve: (result: PermissionResult) => void;
+}
+
 interface Conversation {
   sessionId: string;
   projectRoot: string;
@@ -105,6 +117,8 @@ interface Conversation {
   runId: string | null;
   claudeSessionId: string | null;
   pending: Map<string, PendingAsk>;
+  /** Open AskUserQuestion calls by questionId (several questions share one call). */
+  questions: Map<string, PendingQuestions>;
   /** Agent (Task) tool_use id -> the subagent it started ("general-purpose: Update the notes"). */
   subagents: Map<string, string>;
   /** tool_use id -> "subagent X" for calls made inside a subagent (from parent_tool_use_id). */
@@ -144,6 +158,8 @@ export class ClaudeCodeSource implements Source {
       c.closed = true;
       for (const ask of c.pending.values())
         ask.resolve({ behavior: 'deny', message: 'The studio stopped.' });
+      for (const q of c.questions.values())
+        q.resolve({ behavior: 'deny', message: 'The studio stopped.' });
       c.wake?.();
       c.query.close?.();
     }
@@ -193,6 +209,13 @@ export class ClaudeCodeSource implements Source {
         interrupt: true,
       });
     conversation.pending.clear();
+    for (const q of conversation.questions.values())
+      q.resolve({
+        behavior: 'deny',
+        message: 'The run was cancelled in the studio.',
+        interrupt: true,
+      });
+    this.closeQuestions(conversation, 'EXPIRED');
     await conversation.query.interrupt();
     conversation.runId = null;
   }
@@ -218,6 +241,32 @@ export class ClaudeCodeSource implements Source {
         ? { behavior: 'allow', updatedInput: ask.input }
         : { behavior: 'deny', message: decision.reason ?? 'Denied in the studio.' },
     );
+  }
+
+  /**
+   * An answer to one of an AskUserQuestion call's cards: the chosen option's label (or the typed
+   * text) becomes `answers[question]`; once every question of the call is answered, Claude Code
+   * gets `allow` with the input plus `answers`, as the SDK documents for AskUserQuestion.
+   */
+  async deliverAnswer(answer: QuestionAnswer): Promise<void> {
+    const conversation = this.conversations.get(answer.sessionId);
+    const pending = conversation?.questions.get(answer.question.questionId);
+    const question = pending?.questions.get(answer.question.questionId);
+    if (!conversation || !pending || !question)
+      throw new StudioError(
+        ErrorCode.STUDIO_QUESTION_CLOSED,
+        'Claude Code no longer waits for this answer',
+      );
+    const chosen = answer.choiceIndex !== null ? question.labels[answer.choiceIndex] : undefined;
+    const text = chosen ?? answer.text?.trim();
+    if (!text) throw new StudioError(ErrorCode.BAD_REQUEST, 'Choose an option or type an answer.');
+    pending.answers[question.text] = text;
+    conversation.questions.delete(answer.question.questionId);
+    if ([...pending.questions.keys()].some((id) => conversation.questions.has(id))) return;
+    pending.resolve({
+      behavior: 'allow',
+      updatedInput: { ...pending.input, answers: { ...pending.answers } },
+    });
   }
 
   onDecisionRecorded(decision: ToolDecision): void {
@@ -256,6 +305,7 @@ export class ClaudeCodeSource implements Source {
       runId: null,
       claudeSessionId: null,
       pending: new Map(),
+      questions: new Map(),
       subagents: new Map(),
       askedBy: new Map(),
       closed: false,
@@ -309,6 +359,8 @@ export class ClaudeCodeSource implements Source {
     options: Parameters<CanUseTool>[2],
   ): Promise<PermissionResult> {
     const toolCallId = options.toolUseID ?? `tool-${randomUUID()}`;
+    if (toolName === 'AskUserQuestion' && Array.isArray(input.questions))
+      return this.askQuestions(conversation, toolCallId, input, options);
     const argumentHash = foreignArgumentHash(toolName, input);
     const runId = conversation.runId;
     const summary = summarize(toolName, input);
@@ -364,6 +416,99 @@ export class ClaudeCodeSource implements Source {
         },
       ]);
     });
+  }
+
+  /** AskUserQuestion: one question card per question (single choice, or free text for multi-select). */
+  private askQuestions(
+    conversation: Conversation,
+    toolCallId: string,
+    input: Record<string, unknown>,
+    options: Parameters<CanUseTool>[2],
+  ): Promise<PermissionResult> {
+    const runId = conversation.runId;
+    const askedBy =
+      conversation.askedBy.get(toolCallId) ??
+      (options.agentID ? `subagent ${options.agentID}` : 'Claude Code');
+    const askedAt = new Date(this.requireHost().now()).toISOString();
+    const secrets = [this.options.apiKey];
+    return new Promise<PermissionResult>((resolve) => {
+      const pending: PendingQuestions = {
+        toolCallId,
+        input,
+        questions: new Map(),
+        answers: {},
+        runId,
+        resolve,
+      };
+      const drafts: EventDraft[] = [];
+      (input.questions as unknown[]).forEach((raw, index) => {
+        const q = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+        const text = typeof q.question === 'string' ? q.question : `Question ${index + 1}`;
+        const opts = Array.isArray(q.options) ? (q.options as Record<string, unknown>[]) : [];
+        const labels = opts.map((o) => (typeof o?.label === 'string' ? o.label : String(o)));
+        const multi = q.multiSelect === true;
+        const described = opts
+          .map(
+            (o, i) =>
+              `- ${labels[i]}${typeof o?.description === 'string' ? `: ${o.description}` : ''}`,
+          )
+          .join('\n');
+        const header = typeof q.header === 'string' ? `[${q.header}] ` : '';
+        const value: QuestionValue = {
+          questionId: `${toolCallId}/q${index}`,
+          sessionId: conversation.sessionId,
+          kind: multi ? 'FREE_TEXT' : 'MULTIPLE_CHOICE',
+          prompt: truncateUtf8(
+            maskSecretText(
+              `${header}${text}${described ? `\n\n${described}` : ''}${multi ? '\n\n(Several allowed: separate them with commas.)' : ''}`,
+              secrets,
+            ),
+            60_000,
+          ),
+          choices: multi ? [] : labels.map((l) => truncateText(l, 200)),
+          initialText: null,
+          status: 'OPEN',
+          answerText: null,
+          answerChoiceIndex: null,
+          answerApproved: null,
+          askedBy,
+          askedAt,
+          answeredAt: null,
+        };
+        pending.questions.set(value.questionId, { text, labels, value });
+        conversation.questions.set(value.questionId, pending);
+        drafts.push({
+          type: 'STUDIO_QUESTION_ASKED',
+          runId,
+          question: value,
+          foreignId: `${value.questionId}/asked`,
+        });
+      });
+      options.signal.addEventListener('abort', () => {
+        if (![...pending.questions.keys()].some((id) => conversation.questions.has(id))) return;
+        for (const id of pending.questions.keys()) conversation.questions.delete(id);
+        resolve({ behavior: 'deny', message: 'The request was aborted.' });
+      });
+      this.append(conversation.sessionId, drafts);
+    });
+  }
+
+  /** Marks every open question card of the conversation closed (cancel). */
+  private closeQuestions(conversation: Conversation, status: 'EXPIRED'): void {
+    const drafts: EventDraft[] = [];
+    const now = new Date(this.requireHost().now()).toISOString();
+    for (const [id, pending] of conversation.questions) {
+      const q = pending.questions.get(id);
+      if (!q) continue;
+      drafts.push({
+        type: 'STUDIO_QUESTION_ANSWERED',
+        runId: pending.runId,
+        question: { ...q.value, status, answeredAt: now },
+        foreignId: `${id}/closed`,
+      });
+    }
+    conversation.questions.clear();
+    this.append(conversation.sessionId, drafts);
   }
 
   private async pump(conversation: Conversation): Promise<void> {

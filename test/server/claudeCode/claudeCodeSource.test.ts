@@ -229,6 +229,88 @@ describe('Claude Code through the studio', () => {
     expect(readFileSync(join(root, 'notes.md'), 'utf8')).toBe('after\n');
   }, 120_000);
 
+  it('AskUserQuestion becomes a question card; the answer reaches Claude Code as answers in updatedInput', async () => {
+    const askTurn = (): ScriptedReply[] => [
+      {
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_01Ask',
+            name: 'AskUserQuestion',
+            input: {
+              questions: [
+                {
+                  question: 'Which greeting should the notes use?',
+                  header: 'Greeting',
+                  options: [
+                    { label: 'Hello', description: 'Friendly' },
+                    { label: 'Good day', description: 'Formal' },
+                  ],
+                  multiSelect: false,
+                },
+              ],
+            },
+          },
+        ],
+      },
+      { content: [{ type: 'text', text: 'Going with the formal greeting.' }] },
+    ];
+    const { api, c, a, sessionId } = await studio(askTurn);
+    const { runId } = await sendMessage(c, a, 'Ask me which greeting to use');
+    await waitForEvent(
+      c,
+      sessionId,
+      (e) => e.type === 'STUDIO_QUESTION_ASKED',
+      'the question',
+      60_000,
+    );
+    const answered = await ok<{
+      studioAnswerQuestion: {
+        status: string;
+        answerChoiceIndex: number | null;
+        askedBy: string;
+        kind: string;
+        choices: string[];
+        prompt: string;
+      };
+    }>(
+      c,
+      `mutation A($input: StudioAnswerQuestionInput!) {
+        studioAnswerQuestion(input: $input) { status answerChoiceIndex askedBy kind choices prompt }
+      }`,
+      {
+        input: {
+          idempotencyKey: `answer-${Date.now()}`,
+          sessionId,
+          clientEpoch: a.clientEpoch,
+          questionId: 'toolu_01Ask/q0',
+          choiceIndex: 1,
+        },
+      },
+    );
+    expect(answered.studioAnswerQuestion).toMatchObject({
+      status: 'ANSWERED',
+      answerChoiceIndex: 1,
+      askedBy: 'Claude Code',
+      kind: 'MULTIPLE_CHOICE',
+      choices: ['Hello', 'Good day'],
+    });
+    expect(answered.studioAnswerQuestion.prompt).toContain(
+      '[Greeting] Which greeting should the notes use?',
+    );
+    await waitForEvent(
+      c,
+      sessionId,
+      (e) => e.type === 'RUN_SUCCEEDED' && e.runId === runId,
+      'the end of the run',
+      60_000,
+    );
+    // The tool result the model read carries the chosen label as the answer.
+    const result = JSON.stringify(api.loopRequests()[1]?.messages.at(-1));
+    expect(result).toContain('Good day');
+    expect(result).toContain('Which greeting should the notes use?');
+  }, 120_000);
+
   it('lists the folder in studioProjects with the source that starts sessions in it', async () => {
     const { c, root } = await studio(writeTurn);
     const data = await ok<{
