@@ -311,6 +311,36 @@ describe('Claude Code through the studio', () => {
     expect(result).toContain('Which greeting should the notes use?');
   }, 120_000);
 
+  it('cancel interrupts Claude Code: the pending write is denied, the file stays, the run ends cancelled', async () => {
+    const { c, a, root, sessionId } = await studio(writeTurn);
+    const { runId } = await sendMessage(c, a, 'Update the notes');
+    await waitForEvent(c, sessionId, pendingApproval, 'the approval', 60_000);
+    const cancelled = await ok<{ crowdyStudioAgentCancelRun: { cancelled: boolean } }>(
+      c,
+      `mutation C($input: CancelAgentRunInput!) {
+        crowdyStudioAgentCancelRun(input: $input) { runId status cancelled }
+      }`,
+      {
+        input: {
+          idempotencyKey: `cancel-${Date.now()}`,
+          sessionId,
+          clientEpoch: a.clientEpoch,
+          runId,
+        },
+      },
+    );
+    expect(cancelled.crowdyStudioAgentCancelRun.cancelled).toBe(true);
+    const { events } = await waitForEvent(
+      c,
+      sessionId,
+      (e) => e.type === 'RUN_CANCELLED' && e.runId === runId,
+      'the cancelled run',
+      60_000,
+    );
+    expect(events.some((e) => e.type === 'APPROVAL_GRANTED')).toBe(false);
+    expect(readFileSync(join(root, 'notes.md'), 'utf8')).toBe('before\n');
+  }, 120_000);
+
   it('lists the folder in studioProjects with the source that starts sessions in it', async () => {
     const { c, root } = await studio(writeTurn);
     const data = await ok<{
