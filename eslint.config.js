@@ -4,7 +4,14 @@ import reactHooks from 'eslint-plugin-react-hooks';
 
 export default tseslint.config(
   {
-    ignores: ['dist', 'node_modules', '.studio', 'test/artifacts', 'src/graphql/graphql-env.d.ts'],
+    ignores: [
+      'dist',
+      'build',
+      'node_modules',
+      '.studio',
+      'test/artifacts',
+      'src/graphql/graphql-env.d.ts',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

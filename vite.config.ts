@@ -1,13 +1,14 @@
 import { defineConfig } from 'vite';
 import react from '@vitejs/plugin-react';
 import tailwindcss from '@tailwindcss/vite';
+import { precompress } from './scripts/precompress.ts';
 
 const VENDOR =
   /node_modules\/(react|react-dom|scheduler|urql|@urql|wonka|graphql-ws|@0no-co|@tanstack\/(react-)?query-core|@tanstack\/react-query)\//;
 
 // The dev server proxies the contract to a studio server on :4000 (`npm run serve`).
 export default defineConfig({
-  plugins: [react(), tailwindcss()],
+  plugins: [react(), tailwindcss(), precompress()],
   build: {
     outDir: 'dist',
     sourcemap: true,

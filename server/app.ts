@@ -36,6 +36,12 @@ export interface StudioServerOptions {
   workspaceLeaseMs?: number;
   /** Milliseconds between the demo agent's steps (default 350). */
   demoStepMs?: number;
+  /** More Host names to answer than the listening host, localhost and 127.0.0.1 (`--allowed-host`). */
+  allowedHosts?: string[];
+  /** More origins whose pages may call the API (`--allowed-origin`); same origin always may. */
+  allowedOrigins?: string[];
+  /** Serve the web app's source maps (`--serve-source-maps`; off by default). */
+  serveSourceMaps?: boolean;
   /** Extra sources (the Managed Agents and Leviath bridges), or factories that need the engine. */
   sources?: (Source | SourceFactory)[];
 }
@@ -90,8 +96,18 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
     options.staticDir === undefined
       ? new URL('../dist', import.meta.url).pathname
       : options.staticDir;
-  const http = createStudioHttp({ engine, token, logger, staticDir, version: PACKAGE.version });
   const host = options.host ?? '127.0.0.1';
+  const http = createStudioHttp({
+    engine,
+    token,
+    logger,
+    staticDir,
+    version: PACKAGE.version,
+    listenHost: host,
+    allowedHosts: options.allowedHosts ?? [],
+    allowedOrigins: options.allowedOrigins ?? [],
+    serveSourceMaps: options.serveSourceMaps ?? false,
+  });
   await new Promise<void>((ready, fail) => {
     http.server.once('error', fail);
     http.server.listen(options.port ?? 4000, host, () => {

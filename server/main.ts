@@ -14,7 +14,13 @@ Usage: npm start -- [options]
   --port N                 port (STUDIO_PORT, default 4000; 0 picks a free port)
   --host H                 interface to listen on (default 127.0.0.1)
   --data-dir DIR           data directory (STUDIO_DATA_DIR, default ./.studio)
-  --token T                bearer token (STUDIO_TOKEN; generated and kept in the data dir if absent)
+  --token T                bearer token; prefer STUDIO_TOKEN (a flag shows in the process list;
+                           generated and kept in the data dir if absent)
+  --allowed-host NAME      another Host name to answer, e.g. a proxy's (STUDIO_ALLOWED_HOSTS, comma-separated;
+                           the listening host, localhost and 127.0.0.1 always are); repeatable
+  --allowed-origin ORIGIN  another origin whose pages may call the API, e.g. https://studio.example.com
+                           (STUDIO_ALLOWED_ORIGINS, comma-separated; same origin always may); repeatable
+  --serve-source-maps      serve the web app's source maps (off by default)
   --no-demo                do not run the built-in offline agent or seed demo sessions
   --managed-agents IDS     follow Claude Managed Agents sessions (comma-separated; needs ANTHROPIC_API_KEY)
   --managed-agents-url U   Managed Agents API base URL (default https://api.anthropic.com)
@@ -24,6 +30,14 @@ Usage: npm start -- [options]
   --help                   this text
 `;
 
+/** Repeated flags and comma-separated values, plus the environment variable's list. */
+function listOf(flags: string[] | undefined, env: string | undefined): string[] {
+  return [...(flags ?? []), ...(env ? [env] : [])]
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim())
+    .filter(Boolean);
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -31,6 +45,9 @@ async function main(): Promise<void> {
       host: { type: 'string' },
       'data-dir': { type: 'string' },
       token: { type: 'string' },
+      'allowed-host': { type: 'string', multiple: true },
+      'allowed-origin': { type: 'string', multiple: true },
+      'serve-source-maps': { type: 'boolean' },
       'no-demo': { type: 'boolean' },
       'managed-agents': { type: 'string' },
       'managed-agents-url': { type: 'string' },
@@ -49,7 +66,12 @@ async function main(): Promise<void> {
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port must be 0 to 65535, got ${portText}`);
-  const sources = makeSourcesFromFlags(values, process.env);
+  const {
+    'allowed-host': allowedHostFlags,
+    'allowed-origin': allowedOriginFlags,
+    ...flags
+  } = values;
+  const sources = makeSourcesFromFlags(flags, process.env);
   const studio = await startStudioServer({
     port,
     host: values.host ?? process.env.STUDIO_HOST ?? '127.0.0.1',
@@ -58,6 +80,9 @@ async function main(): Promise<void> {
       ? { token: values.token ?? process.env.STUDIO_TOKEN }
       : {}),
     demo: !values['no-demo'],
+    allowedHosts: listOf(allowedHostFlags, process.env.STUDIO_ALLOWED_HOSTS),
+    allowedOrigins: listOf(allowedOriginFlags, process.env.STUDIO_ALLOWED_ORIGINS),
+    serveSourceMaps: values['serve-source-maps'] ?? false,
     sources,
   });
   process.stdout.write(`Agent Studio listening on ${studio.url}/#token=${studio.token}\n`);

@@ -22,6 +22,7 @@ import {
 import type { SessionView } from './views.ts';
 import { eventStream, sessionUpdates } from './subscriptions.ts';
 import { toolsForMode } from '../engine/toolRegistry.ts';
+import { chargeRows, checkArguments, checkEventPage, checkSetModeProject } from './inputLimits.ts';
 import {
   CHECKPOINTS_PAGE_DEFAULT,
   CHECKPOINTS_PAGE_MAX,
@@ -62,9 +63,10 @@ export function toGraphQLError(error: unknown): unknown {
   return error;
 }
 
-function guard(fn: Resolver): Resolver {
+function guard(fn: Resolver, checkArgs = false): Resolver {
   return (parent, args, ctx, info) => {
     try {
+      if (checkArgs) checkArguments(info.fieldName, args);
       const out = fn(parent, args, ctx, info);
       if (out instanceof Promise)
         return out.catch((error: unknown) => {
@@ -111,9 +113,11 @@ function terminal<T>(payload: T): T {
 
 const Query: Record<string, Resolver> = {
   crowdyStudioAgentSession: (_p, a, { engine }) => session(engine, a.sessionId as string),
-  crowdyStudioAgentSessions: (_p, a, { engine }) => {
+  crowdyStudioAgentSessions: (_p, a, ctx) => {
+    const { engine } = ctx;
     engine.requireApp(a.appId as string);
     const first = pageSize(a.first, SESSIONS_PAGE_DEFAULT, SESSIONS_PAGE_MAX);
+    chargeRows(ctx, first, 'first');
     const rows = engine.store.listSessions(a.appId as string, orderCursor(a.after), first + 1);
     const page = rows.slice(0, first);
     const edges = page.map((r) => ({ cursor: String(r.order), node: sessionView(r.record) }));
@@ -127,7 +131,8 @@ const Query: Record<string, Resolver> = {
       hasNextPage,
     };
   },
-  crowdyStudioAgentHistory: (_p, a, { engine }) => {
+  crowdyStudioAgentHistory: (_p, a, ctx) => {
+    const { engine } = ctx;
     const s = engine.requireSession(a.sessionId as string);
     const afterSeq = (a.afterSeq as string | null) ?? '0';
     if (BigInt(afterSeq) > BigInt(s.lastEventSeq))
@@ -137,6 +142,7 @@ const Query: Record<string, Resolver> = {
         { field: 'afterSeq' },
       );
     const first = pageSize(a.first, HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX);
+    chargeRows(ctx, first, 'first');
     const read = readEventViews(engine.store, s.sessionId, BigInt(afterSeq), first + 1);
     const events = read.slice(0, first);
     const hasMore = read.length > first;
@@ -166,13 +172,19 @@ const Query: Record<string, Resolver> = {
       }
     );
   },
-  studioCheckpoints: (_p, a, { engine }) => {
+  studioCheckpoints: (_p, a, ctx) => {
+    const { engine } = ctx;
     const s = engine.requireSession(a.sessionId as string);
     const support = engine.checkpointsSupported(s.sessionId);
     const first = pageSize(a.first, CHECKPOINTS_PAGE_DEFAULT, CHECKPOINTS_PAGE_MAX);
     const rows = support.supported
       ? engine.store.listCheckpoints(s.sessionId, orderCursor(a.after), first + 1)
       : [];
+    chargeRows(
+      ctx,
+      rows.reduce((n, r) => n + 1 + r.record.files.length, 0),
+      'first',
+    );
     const edges = rows
       .slice(0, first)
       .map((r) => ({ cursor: String(r.order), node: checkpointView(r.record) }));
@@ -186,18 +198,23 @@ const Query: Record<string, Resolver> = {
       unsupportedReason: support.reason,
     };
   },
-  studioProject: (_p, a, { engine }) => {
-    const p = engine.projectOfSession(a.sessionId as string);
-    return p ? projectView(p) : null;
-  },
+  // One folder scan per request, however many fields (aliases) ask for the same project.
+  studioProject: (_p, a, ctx, info) =>
+    oncePerExecution(ctx, info, `project:${a.sessionId as string}`, () => {
+      const p = ctx.engine.projectOfSession(a.sessionId as string);
+      return p ? projectView(p) : null;
+    }),
   studioCheckpoint: (_p, a, { engine }) => {
     const c = engine.store.getCheckpoint(a.checkpointId as string);
     return c ? checkpointView(c) : null;
   },
-  studioEventPage: (_p, a, { engine }) => {
+  studioEventPage: (_p, a, ctx) => {
+    const { engine } = ctx;
     const s = engine.requireSession(a.sessionId as string);
     const size = pageSize(a.size, EVENT_PAGE_SIZE, 1000, 'size');
     const page = BigInt(a.page as string);
+    checkEventPage(page, size);
+    chargeRows(ctx, size, 'size');
     const from = page * BigInt(size) + 1n;
     const through = from + BigInt(size) - 1n;
     const events = readEventViews(engine.store, s.sessionId, from - 1n, size);
@@ -211,19 +228,21 @@ const Query: Record<string, Resolver> = {
       complete: BigInt(s.lastEventSeq) >= through,
     };
   },
-  studioPendingApprovals: (_p, a, { engine }) => {
+  studioPendingApprovals: (_p, a, ctx) => {
+    const { engine } = ctx;
     engine.requireApp(a.appId as string);
     const now = engine.now();
-    return engine.store
+    const pending = engine.store
       .listPendingApprovals(null)
-      .filter((ap) => Date.parse(ap.expiresAt) > now)
-      .flatMap((ap) => {
-        const s = engine.store.getSession(ap.sessionId);
-        const call = engine.store.getToolCall(ap.toolCallId);
-        return s && call
-          ? [{ session: sessionView(s), toolCall: toolCallView(call), approval: approvalView(ap) }]
-          : [];
-      });
+      .filter((ap) => Date.parse(ap.expiresAt) > now);
+    chargeRows(ctx, pending.length, 'appId');
+    return pending.flatMap((ap) => {
+      const s = engine.store.getSession(ap.sessionId);
+      const call = engine.store.getToolCall(ap.toolCallId);
+      return s && call
+        ? [{ session: sessionView(s), toolCall: toolCallView(call), approval: approvalView(ap) }]
+        : [];
+    });
   },
   studioSources: (_p, _a, { engine }) => engine.sourceList(),
   studioProjects: (_p, _a, { engine }) => engine.listProjects().map(projectView),
@@ -271,16 +290,17 @@ const Mutation: Record<string, Resolver> = {
       replayAfterSeq: out.replayAfterSeq,
     };
   }),
-  crowdyStudioAgentSetMode: mutation('SetMode', (i, e) =>
-    sessionView(
+  crowdyStudioAgentSetMode: mutation('SetMode', (i, e) => {
+    checkSetModeProject(e, str(i, 'sessionId'), (i.projectId as string | null) ?? null);
+    return sessionView(
       e.setMode({
         sessionId: str(i, 'sessionId'),
         clientEpoch: str(i, 'clientEpoch'),
         mode: i.mode as AgentMode,
         projectId: (i.projectId as string | null) ?? null,
       }),
-    ),
-  ),
+    );
+  }),
   crowdyStudioAgentAcknowledgeEvents: mutation('AcknowledgeEvents', (i, e) =>
     e.acknowledge({
       sessionId: str(i, 'sessionId'),
@@ -534,8 +554,8 @@ const linked = {
   },
 };
 
-function guardAll<T extends Record<string, Resolver>>(map: T): T {
-  return Object.fromEntries(Object.entries(map).map(([k, fn]) => [k, guard(fn)])) as T;
+function guardAll<T extends Record<string, Resolver>>(map: T, checkArgs = false): T {
+  return Object.fromEntries(Object.entries(map).map(([k, fn]) => [k, guard(fn, checkArgs)])) as T;
 }
 
 const byTypename = { __resolveType: (value: Obj) => value.__typename as string };
@@ -544,9 +564,15 @@ export function makeResolvers() {
   return {
     BigInt: BigIntScalar,
     DateTime: DateTimeScalar,
-    Query: guardAll(Query),
-    Mutation: guardAll(Mutation),
-    Subscription,
+    // Root fields check every argument against inputLimits.ts before they run.
+    Query: guardAll(Query, true),
+    Mutation: guardAll(Mutation, true),
+    Subscription: Object.fromEntries(
+      Object.entries(Subscription).map(([name, field]) => [
+        name,
+        { ...field, subscribe: guard(field.subscribe as Resolver, true) },
+      ]),
+    ),
     CrowdyStudioAgentEvent: byTypename,
     AgentEventBase: byTypename,
     ...Object.fromEntries(

@@ -1,6 +1,7 @@
 /**
- * End-to-end harness: the real studio server as a child process (the same entry point as
- * `npm start`, after one build), a temp data dir, and Debian's Chromium driven by playwright-core.
+ * End-to-end harness: the real studio server as a child process (the compiled build/server.js
+ * that `npm start` runs, with plain node), a temp data dir, and Debian's Chromium driven by
+ * playwright-core.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
@@ -14,9 +15,10 @@ export const ROOT = new URL('../..', import.meta.url).pathname;
 export const ARTIFACTS = join(ROOT, 'test', 'artifacts');
 export const CHROMIUM = '/usr/bin/chromium';
 
-/** Builds the web app once if `dist/` is missing (npm test builds before running the suites). */
+/** Builds the web app and the server once if either is missing (npm test builds before running the suites). */
 export function ensureBuilt(): void {
-  if (existsSync(join(ROOT, 'dist', 'index.html'))) return;
+  if (existsSync(join(ROOT, 'dist', 'index.html')) && existsSync(join(ROOT, 'build', 'server.js')))
+    return;
   const out = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   if (out.status !== 0) throw new Error('npm run build failed');
 }
@@ -39,16 +41,7 @@ export async function startStudio(
   const token = options.token ?? `e2e-${Math.random().toString(36).slice(2)}`;
   const child = spawn(
     process.execPath,
-    [
-      '--import',
-      'tsx',
-      'server/main.ts',
-      '--port',
-      '0',
-      '--data-dir',
-      dataDir,
-      ...(options.args ?? []),
-    ],
+    ['build/server.js', '--port', '0', '--data-dir', dataDir, ...(options.args ?? [])],
     {
       cwd: ROOT,
       env: { ...process.env, NODE_ENV: 'production', STUDIO_TOKEN: token, ...options.env },
