@@ -62,6 +62,14 @@ export function makeSourcesFromFlags(
         dirs,
         apiKey,
         ...(env.ANTHROPIC_BASE_URL ? { baseUrl: env.ANTHROPIC_BASE_URL } : {}),
+        ...(env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC
+          ? {
+              env: {
+                CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC:
+                  env.CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC,
+              },
+            }
+          : {}),
       }),
     );
   }

@@ -7,9 +7,10 @@ import { useApprovalCountInTitle } from '../features/approvals/useCountInTitle.t
 import { KillSwitch } from '../features/policy/KillSwitch.tsx';
 import { ConnectionBadge } from '../features/connection/ConnectionBadge.tsx';
 import { SessionsOverview } from '../features/sessions/SessionsOverview.tsx';
+import { NewSessionForm } from '../features/new-session/index.ts';
 import { SessionsSidebar } from '../features/sessions/SessionsSidebar.tsx';
 import type { ConnectionStore } from '../graphql/connectionStore.ts';
-import { Link } from '../ui/router.tsx';
+import { Link, navigate } from '../ui/router.tsx';
 import { ThemeToggle } from '../ui/ThemeToggle.tsx';
 import { useMediaQuery, WIDE_QUERY } from '../ui/useMediaQuery.ts';
 import { sessionHref } from './paths.ts';
@@ -230,6 +231,7 @@ export function App({ connection }: { connection: ConnectionStore }) {
               </button>
             </div>
           )}
+          <NewSessionForm onCreated={(sessionId) => navigate(sessionHref(sessionId))} />
           <SessionsSidebar activeSessionId={activeSessionId} sessionHref={sessionHref} />
         </aside>
         <main

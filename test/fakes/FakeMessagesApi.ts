@@ -23,6 +23,11 @@ export interface ScriptedReply {
   content: ScriptedBlock[];
   /** Default: 'tool_use' when a tool_use block is present, else 'end_turn'. */
   stopReason?: 'end_turn' | 'tool_use' | 'max_tokens';
+  /**
+   * Serve this reply only to a request whose body this accepts (e.g. a subagent's requests,
+   * which run beside the main loop's in no fixed order); without it, to the next request.
+   */
+  when?: (body: { messages?: { role: string; content: unknown }[] }) => boolean;
 }
 
 export class FakeMessagesApi {
@@ -66,6 +71,12 @@ export class FakeMessagesApi {
       .map((r) => r.json as { messages: { role: string; content: unknown }[] });
   }
 
+  /** The first scripted reply this request may take (its `when` accepts the body, or none). */
+  private next(body: object): ScriptedReply | undefined {
+    const index = this.script.findIndex((reply) => !reply.when || reply.when(body));
+    return index === -1 ? undefined : this.script.splice(index, 1)[0];
+  }
+
   async close(): Promise<void> {
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -91,7 +102,7 @@ export class FakeMessagesApi {
     if (!body || typeof body.model !== 'string')
       return sendError(response, 400, 'invalid_request_error', 'model: Field required');
     const reply = hasTools(body)
-      ? (this.script.shift() ?? { content: [{ type: 'text', text: 'Done.' }] })
+      ? (this.next(body) ?? { content: [{ type: 'text', text: 'Done.' }] })
       : { content: [{ type: 'text', text: 'Studio session' } as ScriptedBlock] };
     this.counter += 1;
     const message = {

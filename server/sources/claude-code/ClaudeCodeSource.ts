@@ -22,7 +22,7 @@ import {
 } from '@anthropic-ai/claude-agent-sdk';
 import { ErrorCode } from '../../../protocol/contract.ts';
 import { StudioError } from '../../engine/StudioError.ts';
-import type { EventDraft } from '../../engine/eventDrafts.ts';
+import type { EventDraft, QuestionValue } from '../../engine/eventDrafts.ts';
 import type { Logger } from '../../logger.ts';
 import {
   SILENT_LOGGER,
@@ -36,11 +36,12 @@ import {
 } from '../bridgeSupport.ts';
 import {
   foreignArgumentHash,
+  maskSecretText,
   redactForeignPayload,
   truncateText,
   truncateUtf8,
 } from '../redact.ts';
-import type { SessionInfo, Source, SourceHost, ToolDecision } from '../Source.ts';
+import type { QuestionAnswer, SessionInfo, Source, SourceHost, ToolDecision } from '../Source.ts';
 
 export const CLAUDE_CODE_SOURCE_ID = 'claude-code';
 const TOOL_VERSION = 'claude-code';
@@ -54,6 +55,9 @@ const READ_ONLY_TOOLS = new Set([
   'WebSearch',
   'TodoWrite',
 ]);
+
+/** The tool that starts a subagent ("Agent"; "Task" in older Claude Code). */
+const SUBAGENT_TOOLS = new Set(['Agent', 'Task']);
 
 export interface ClaudeCodeProject {
   projectId: string;
@@ -92,6 +96,17 @@ interface PendingAsk {
   resolve: (result: PermissionResult) => void;
 }
 
+/** One AskUserQuestion call: a question card per question; allow once every one is answered. */
+interface PendingQuestions {
+  toolCallId: string;
+  input: Record<string, unknown>;
+  /** questionId -> the question's text (the key of `answers`) and its option labels. */
+  questions: Map<string, { text: string; labels: string[]; value: QuestionValue }>;
+  answers: Record<string, string>;
+  runId: string | null;
+  resolve: (result: PermissionResult) => void;
+}
+
 interface Conversation {
   sessionId: string;
   projectRoot: string;
@@ -102,6 +117,12 @@ interface Conversation {
   runId: string | null;
   claudeSessionId: string | null;
   pending: Map<string, PendingAsk>;
+  /** Open AskUserQuestion calls by questionId (several questions share one call). */
+  questions: Map<string, PendingQuestions>;
+  /** Agent (Task) tool_use id -> the subagent it started ("general-purpose: Update the notes"). */
+  subagents: Map<string, string>;
+  /** tool_use id -> "subagent X" for calls made inside a subagent (from parent_tool_use_id). */
+  askedBy: Map<string, string>;
   pump: Promise<void>;
   closed: boolean;
 }
@@ -137,6 +158,8 @@ export class ClaudeCodeSource implements Source {
       c.closed = true;
       for (const ask of c.pending.values())
         ask.resolve({ behavior: 'deny', message: 'The studio stopped.' });
+      for (const q of c.questions.values())
+        q.resolve({ behavior: 'deny', message: 'The studio stopped.' });
       c.wake?.();
       c.query.close?.();
     }
@@ -186,6 +209,13 @@ export class ClaudeCodeSource implements Source {
         interrupt: true,
       });
     conversation.pending.clear();
+    for (const q of conversation.questions.values())
+      q.resolve({
+        behavior: 'deny',
+        message: 'The run was cancelled in the studio.',
+        interrupt: true,
+      });
+    this.closeQuestions(conversation, 'EXPIRED');
     await conversation.query.interrupt();
     conversation.runId = null;
   }
@@ -211,6 +241,32 @@ export class ClaudeCodeSource implements Source {
         ? { behavior: 'allow', updatedInput: ask.input }
         : { behavior: 'deny', message: decision.reason ?? 'Denied in the studio.' },
     );
+  }
+
+  /**
+   * An answer to one of an AskUserQuestion call's cards: the chosen option's label (or the typed
+   * text) becomes `answers[question]`; once every question of the call is answered, Claude Code
+   * gets `allow` with the input plus `answers`, as the SDK documents for AskUserQuestion.
+   */
+  async deliverAnswer(answer: QuestionAnswer): Promise<void> {
+    const conversation = this.conversations.get(answer.sessionId);
+    const pending = conversation?.questions.get(answer.question.questionId);
+    const question = pending?.questions.get(answer.question.questionId);
+    if (!conversation || !pending || !question)
+      throw new StudioError(
+        ErrorCode.STUDIO_QUESTION_CLOSED,
+        'Claude Code no longer waits for this answer',
+      );
+    const chosen = answer.choiceIndex !== null ? question.labels[answer.choiceIndex] : undefined;
+    const text = chosen ?? answer.text?.trim();
+    if (!text) throw new StudioError(ErrorCode.BAD_REQUEST, 'Choose an option or type an answer.');
+    pending.answers[question.text] = text;
+    conversation.questions.delete(answer.question.questionId);
+    if ([...pending.questions.keys()].some((id) => conversation.questions.has(id))) return;
+    pending.resolve({
+      behavior: 'allow',
+      updatedInput: { ...pending.input, answers: { ...pending.answers } },
+    });
   }
 
   onDecisionRecorded(decision: ToolDecision): void {
@@ -249,6 +305,9 @@ export class ClaudeCodeSource implements Source {
       runId: null,
       claudeSessionId: null,
       pending: new Map(),
+      questions: new Map(),
+      subagents: new Map(),
+      askedBy: new Map(),
       closed: false,
       query: null as unknown as Query,
       pump: Promise.resolve(),
@@ -300,10 +359,16 @@ export class ClaudeCodeSource implements Source {
     options: Parameters<CanUseTool>[2],
   ): Promise<PermissionResult> {
     const toolCallId = options.toolUseID ?? `tool-${randomUUID()}`;
+    if (toolName === 'AskUserQuestion' && Array.isArray(input.questions))
+      return this.askQuestions(conversation, toolCallId, input, options);
     const argumentHash = foreignArgumentHash(toolName, input);
     const runId = conversation.runId;
     const summary = summarize(toolName, input);
+    const askedBy =
+      conversation.askedBy.get(toolCallId) ??
+      (options.agentID ? `subagent ${options.agentID}` : null);
     const reasons = [
+      ...(askedBy ? [`Asked by ${askedBy}`] : []),
       ...(options.decisionReason ? [`Claude Code: ${options.decisionReason}`] : []),
       ...(options.suggestions?.length
         ? [`Suggested rules: ${truncateText(JSON.stringify(options.suggestions), 500)}`]
@@ -334,6 +399,7 @@ export class ClaudeCodeSource implements Source {
           safeSummary: summary,
           argumentsJson: redactForeignPayload(input, { secrets: [this.options.apiKey] })
             .payloadJson,
+          askedBy,
           foreignId: `${toolCallId}/proposed`,
         },
         {
@@ -350,6 +416,99 @@ export class ClaudeCodeSource implements Source {
         },
       ]);
     });
+  }
+
+  /** AskUserQuestion: one question card per question (single choice, or free text for multi-select). */
+  private askQuestions(
+    conversation: Conversation,
+    toolCallId: string,
+    input: Record<string, unknown>,
+    options: Parameters<CanUseTool>[2],
+  ): Promise<PermissionResult> {
+    const runId = conversation.runId;
+    const askedBy =
+      conversation.askedBy.get(toolCallId) ??
+      (options.agentID ? `subagent ${options.agentID}` : 'Claude Code');
+    const askedAt = new Date(this.requireHost().now()).toISOString();
+    const secrets = [this.options.apiKey];
+    return new Promise<PermissionResult>((resolve) => {
+      const pending: PendingQuestions = {
+        toolCallId,
+        input,
+        questions: new Map(),
+        answers: {},
+        runId,
+        resolve,
+      };
+      const drafts: EventDraft[] = [];
+      (input.questions as unknown[]).forEach((raw, index) => {
+        const q = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+        const text = typeof q.question === 'string' ? q.question : `Question ${index + 1}`;
+        const opts = Array.isArray(q.options) ? (q.options as Record<string, unknown>[]) : [];
+        const labels = opts.map((o) => (typeof o?.label === 'string' ? o.label : String(o)));
+        const multi = q.multiSelect === true;
+        const described = opts
+          .map(
+            (o, i) =>
+              `- ${labels[i]}${typeof o?.description === 'string' ? `: ${o.description}` : ''}`,
+          )
+          .join('\n');
+        const header = typeof q.header === 'string' ? `[${q.header}] ` : '';
+        const value: QuestionValue = {
+          questionId: `${toolCallId}/q${index}`,
+          sessionId: conversation.sessionId,
+          kind: multi ? 'FREE_TEXT' : 'MULTIPLE_CHOICE',
+          prompt: truncateUtf8(
+            maskSecretText(
+              `${header}${text}${described ? `\n\n${described}` : ''}${multi ? '\n\n(Several allowed: separate them with commas.)' : ''}`,
+              secrets,
+            ),
+            60_000,
+          ),
+          choices: multi ? [] : labels.map((l) => truncateText(l, 200)),
+          initialText: null,
+          status: 'OPEN',
+          answerText: null,
+          answerChoiceIndex: null,
+          answerApproved: null,
+          askedBy,
+          askedAt,
+          answeredAt: null,
+        };
+        pending.questions.set(value.questionId, { text, labels, value });
+        conversation.questions.set(value.questionId, pending);
+        drafts.push({
+          type: 'STUDIO_QUESTION_ASKED',
+          runId,
+          question: value,
+          foreignId: `${value.questionId}/asked`,
+        });
+      });
+      options.signal.addEventListener('abort', () => {
+        if (![...pending.questions.keys()].some((id) => conversation.questions.has(id))) return;
+        for (const id of pending.questions.keys()) conversation.questions.delete(id);
+        resolve({ behavior: 'deny', message: 'The request was aborted.' });
+      });
+      this.append(conversation.sessionId, drafts);
+    });
+  }
+
+  /** Marks every open question card of the conversation closed (cancel). */
+  private closeQuestions(conversation: Conversation, status: 'EXPIRED'): void {
+    const drafts: EventDraft[] = [];
+    const now = new Date(this.requireHost().now()).toISOString();
+    for (const [id, pending] of conversation.questions) {
+      const q = pending.questions.get(id);
+      if (!q) continue;
+      drafts.push({
+        type: 'STUDIO_QUESTION_ANSWERED',
+        runId: pending.runId,
+        question: { ...q.value, status, answeredAt: now },
+        foreignId: `${id}/closed`,
+      });
+    }
+    conversation.questions.clear();
+    this.append(conversation.sessionId, drafts);
   }
 
   private async pump(conversation: Conversation): Promise<void> {
@@ -413,6 +572,8 @@ export class ClaudeCodeSource implements Source {
         break;
       case 'assistant': {
         const drafts: EventDraft[] = [];
+        const parent = message.parent_tool_use_id;
+        const askedBy = parent ? `subagent ${conversation.subagents.get(parent) ?? parent}` : null;
         message.message.content.forEach((block, index) => {
           if (block.type === 'text' && block.text.trim()) {
             drafts.push({
@@ -425,6 +586,9 @@ export class ClaudeCodeSource implements Source {
             });
           } else if (block.type === 'tool_use') {
             const input = (block.input ?? {}) as Record<string, unknown>;
+            if (SUBAGENT_TOOLS.has(block.name))
+              conversation.subagents.set(block.id, subagentLabel(input));
+            if (askedBy) conversation.askedBy.set(block.id, askedBy);
             drafts.push({
               ...this.toolDraft(
                 { toolCallId: block.id, toolName: block.name },
@@ -435,6 +599,7 @@ export class ClaudeCodeSource implements Source {
               ),
               safeSummary: summarize(block.name, input),
               argumentsJson: redactForeignPayload(input, { secrets }).payloadJson,
+              askedBy,
               foreignId: `${block.id}/proposed`,
             });
           } else if (block.type === 'thinking') {
@@ -562,4 +727,11 @@ function summarize(toolName: string, input: Record<string, unknown>): string {
           ? input.pattern
           : '';
   return truncateText(target ? `${toolName} ${target}` : toolName, 200);
+}
+
+/** How a subagent is named on the cards it asks from: its type and its task's description. */
+function subagentLabel(input: Record<string, unknown>): string {
+  const type = typeof input.subagent_type === 'string' ? input.subagent_type : 'general-purpose';
+  const description = typeof input.description === 'string' ? input.description : '';
+  return truncateText(description ? `${type}: ${description}` : type, 120);
 }

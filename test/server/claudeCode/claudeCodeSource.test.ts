@@ -145,6 +145,202 @@ describe('Claude Code through the studio', () => {
     expect(JSON.stringify(api.loopRequests()[1]?.messages.at(-1))).toContain('expired');
   }, 120_000);
 
+  it("a subagent's ask is attributed to the subagent the Agent tool started", async () => {
+    const task = 'Write "after" into notes.md';
+    // The subagent's requests start from its task; the main loop's never contain it.
+    const inSubagent = (body: { messages?: { content: unknown }[] }) =>
+      JSON.stringify(body.messages?.[0]?.content ?? '').includes('into notes.md');
+    const inMain = (body: { messages?: { content: unknown }[] }) => !inSubagent(body);
+    const subagentTurn = (root: string): ScriptedReply[] => [
+      {
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_01Agent',
+            name: 'Agent',
+            input: {
+              description: 'Update the notes',
+              prompt: task,
+              subagent_type: 'general-purpose',
+            },
+          },
+        ],
+        when: inMain,
+      },
+      {
+        when: inSubagent,
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_01SubWrite',
+            name: 'Write',
+            input: { file_path: join(root, 'notes.md'), content: 'after\n' },
+          },
+        ],
+      },
+      { when: inSubagent, content: [{ type: 'text', text: 'Subagent: notes written.' }] },
+      { when: inMain, content: [{ type: 'text', text: 'The subagent updated the notes.' }] },
+    ];
+    const { c, a, root, sessionId } = await studio(subagentTurn);
+    await sendMessage(c, a, 'Have a subagent update the notes');
+    const decided = new Set<string>();
+    // Approve whatever Claude Code asks (the Agent call may ask too) until the subagent's Write.
+    let write: Ev | undefined;
+    while (!write) {
+      const { event } = await waitForEvent(
+        c,
+        sessionId,
+        (e) => pendingApproval(e) && !decided.has(asApproval(e).toolCallId),
+        'the next approval',
+        60_000,
+      );
+      const approval = asApproval(event);
+      decided.add(approval.toolCallId);
+      if (approval.toolCallId === 'toolu_01SubWrite') {
+        write = event;
+        // While it waits, the card and the inbox say which subagent asked.
+        const pending = await ok<{
+          studioPendingApprovals: {
+            approval: { toolCallId: string; studioReasons: string[] };
+            toolCall: { askedBy: string | null };
+          }[];
+        }>(
+          c,
+          'query P { studioPendingApprovals(appId: "1") { approval { toolCallId studioReasons } toolCall { askedBy } } }',
+        );
+        const mine = pending.studioPendingApprovals.find(
+          (p) => p.approval.toolCallId === 'toolu_01SubWrite',
+        );
+        expect(mine?.toolCall.askedBy).toBe('subagent general-purpose: Update the notes');
+        expect(mine?.approval.studioReasons).toContain(
+          'Asked by subagent general-purpose: Update the notes',
+        );
+      }
+      await ok(c, APPROVE, decideInput(a, approval));
+    }
+    await waitForEvent(
+      c,
+      sessionId,
+      // The Agent tool runs its subagent in the background: the main turn may end first.
+      (e) => e.type === 'TOOL_SUCCEEDED' && e.toolCallId === 'toolu_01SubWrite',
+      "the subagent's write",
+      60_000,
+    );
+    expect(readFileSync(join(root, 'notes.md'), 'utf8')).toBe('after\n');
+  }, 120_000);
+
+  it('AskUserQuestion becomes a question card; the answer reaches Claude Code as answers in updatedInput', async () => {
+    const askTurn = (): ScriptedReply[] => [
+      {
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_01Ask',
+            name: 'AskUserQuestion',
+            input: {
+              questions: [
+                {
+                  question: 'Which greeting should the notes use?',
+                  header: 'Greeting',
+                  options: [
+                    { label: 'Hello', description: 'Friendly' },
+                    { label: 'Good day', description: 'Formal' },
+                  ],
+                  multiSelect: false,
+                },
+              ],
+            },
+          },
+        ],
+      },
+      { content: [{ type: 'text', text: 'Going with the formal greeting.' }] },
+    ];
+    const { api, c, a, sessionId } = await studio(askTurn);
+    const { runId } = await sendMessage(c, a, 'Ask me which greeting to use');
+    await waitForEvent(
+      c,
+      sessionId,
+      (e) => e.type === 'STUDIO_QUESTION_ASKED',
+      'the question',
+      60_000,
+    );
+    const answered = await ok<{
+      studioAnswerQuestion: {
+        status: string;
+        answerChoiceIndex: number | null;
+        askedBy: string;
+        kind: string;
+        choices: string[];
+        prompt: string;
+      };
+    }>(
+      c,
+      `mutation A($input: StudioAnswerQuestionInput!) {
+        studioAnswerQuestion(input: $input) { status answerChoiceIndex askedBy kind choices prompt }
+      }`,
+      {
+        input: {
+          idempotencyKey: `answer-${Date.now()}`,
+          sessionId,
+          clientEpoch: a.clientEpoch,
+          questionId: 'toolu_01Ask/q0',
+          choiceIndex: 1,
+        },
+      },
+    );
+    expect(answered.studioAnswerQuestion).toMatchObject({
+      status: 'ANSWERED',
+      answerChoiceIndex: 1,
+      askedBy: 'Claude Code',
+      kind: 'MULTIPLE_CHOICE',
+      choices: ['Hello', 'Good day'],
+    });
+    expect(answered.studioAnswerQuestion.prompt).toContain(
+      '[Greeting] Which greeting should the notes use?',
+    );
+    await waitForEvent(
+      c,
+      sessionId,
+      (e) => e.type === 'RUN_SUCCEEDED' && e.runId === runId,
+      'the end of the run',
+      60_000,
+    );
+    // The tool result the model read carries the chosen label as the answer.
+    const result = JSON.stringify(api.loopRequests()[1]?.messages.at(-1));
+    expect(result).toContain('Good day');
+    expect(result).toContain('Which greeting should the notes use?');
+  }, 120_000);
+
+  it('cancel interrupts Claude Code: the pending write is denied, the file stays, the run ends cancelled', async () => {
+    const { c, a, root, sessionId } = await studio(writeTurn);
+    const { runId } = await sendMessage(c, a, 'Update the notes');
+    await waitForEvent(c, sessionId, pendingApproval, 'the approval', 60_000);
+    const cancelled = await ok<{ crowdyStudioAgentCancelRun: { cancelled: boolean } }>(
+      c,
+      `mutation C($input: CancelAgentRunInput!) {
+        crowdyStudioAgentCancelRun(input: $input) { runId status cancelled }
+      }`,
+      {
+        input: {
+          idempotencyKey: `cancel-${Date.now()}`,
+          sessionId,
+          clientEpoch: a.clientEpoch,
+          runId,
+        },
+      },
+    );
+    expect(cancelled.crowdyStudioAgentCancelRun.cancelled).toBe(true);
+    const { events } = await waitForEvent(
+      c,
+      sessionId,
+      (e) => e.type === 'RUN_CANCELLED' && e.runId === runId,
+      'the cancelled run',
+      60_000,
+    );
+    expect(events.some((e) => e.type === 'APPROVAL_GRANTED')).toBe(false);
+    expect(readFileSync(join(root, 'notes.md'), 'utf8')).toBe('before\n');
+  }, 120_000);
+
   it('lists the folder in studioProjects with the source that starts sessions in it', async () => {
     const { c, root } = await studio(writeTurn);
     const data = await ok<{

@@ -1,0 +1,1 @@
+export { NewSessionForm } from './NewSessionForm.tsx';
