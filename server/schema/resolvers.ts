@@ -21,6 +21,7 @@ import {
 } from './views.ts';
 import type { SessionView } from './views.ts';
 import { eventStream, sessionUpdates } from './subscriptions.ts';
+import { checkpointFileResolvers } from './checkpointFiles.ts';
 import { toolsForMode } from '../engine/toolRegistry.ts';
 import {
   CHECKPOINTS_PAGE_DEFAULT,
@@ -545,7 +546,7 @@ export function makeResolvers() {
     CrowdyStudioAgentEvent: byTypename,
     AgentEventBase: byTypename,
     ...Object.fromEntries(
-      Object.entries(linked).map(([type, fields]) => [
+      Object.entries({ ...linked, ...checkpointFileResolvers }).map(([type, fields]) => [
         type,
         guardAll(fields as unknown as Record<string, Resolver>),
       ]),
