@@ -434,7 +434,10 @@ export class ProjectWorkspace {
           target: { contentHash: canonicalManifestHash(target), fileCount: target.length },
           ops,
         });
-      const after = this.scanFolder(false, false);
+      // Everything was put back: the folder is the target (its written files are in the scan
+      // cache already), so the target's own hash is the state; otherwise scan what is there.
+      const after =
+        summary.notRestorable.length === 0 ? stateOf(target) : this.scanFolder(false, false);
       return {
         ...after,
         written: sortManifest([...summary.added, ...summary.changed.map((c) => c.to)]),
@@ -804,6 +807,14 @@ export class ProjectWorkspace {
       this.fault(`file-staged:${op.path}`);
       this.safeDir(parent, rootReal, false);
       fs.renameSync(temp, abs);
+      this.scanner.seed(op.path, fs.lstatSync(abs), {
+        target: 'SERVER',
+        path: op.path,
+        contentHash: op.contentHash,
+        byteLength: op.byteLength,
+        ...(op.op === 'link' ? { kind: 'SYMLINK' as const } : {}),
+        ...(op.op === 'write' && op.executable ? { executable: true as const } : {}),
+      });
       touchedDirs.add(parent);
       touchedFiles.push(op.path);
       this.fault(`file-renamed:${op.path}`);

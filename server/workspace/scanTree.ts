@@ -77,6 +77,23 @@ export class TreeScanner {
     return this.options.maxFileBytes;
   }
 
+  /**
+   * Records what the workspace itself just wrote at `rel` (its stat right after the rename), so
+   * the scan that follows a restore does not read it back. Such entries are as racy as any fresh
+   * write: the scan after that one reads them again (see the class comment).
+   */
+  seed(rel: string, st: fs.Stats, file: ManifestFile): void {
+    this.cache.set(rel, {
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+      ctimeMs: st.ctimeMs,
+      ino: st.ino,
+      mode: st.mode,
+      file,
+      canonical: canonicalEntry(file),
+    });
+  }
+
   /** Forgets every cached stat (the next scan reads every file). */
   invalidate(): void {
     this.cache = new Map();
