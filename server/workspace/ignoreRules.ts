@@ -47,7 +47,10 @@ export function isIgnored(layers: readonly IgnoreLayer[], rel: string, dir: bool
   let ignored = false;
   for (const layer of layers) {
     const local = layer.base ? rel.slice(layer.base.length + 1) : rel;
-    const r = layer.rules.test(dir ? `${local}/` : local);
+    const r = layer.rules.checkIgnore(dir ? `${local}/` : local);
+    // A directory-only pattern (`build/`) matches a file only through its folder, which the walk
+    // already decided on (it does not enter a left-out folder); as git, it says nothing of files.
+    if (!dir && r.rule?.pattern.endsWith('/')) continue;
     if (r.ignored) ignored = true;
     else if (r.unignored) ignored = false;
   }

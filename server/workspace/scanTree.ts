@@ -217,7 +217,7 @@ export class TreeScanner {
             canonical: canonicalEntry(file),
           };
         }
-        if (startedAt - Math.max(st.mtimeMs, st.ctimeMs) > 1000) next.set(rel, entry);
+        if (startedAt - st.mtimeMs > 1000) next.set(rel, entry);
         files.push(entry.file);
         canonical.push(entry.canonical);
       }
