@@ -1297,7 +1297,8 @@ export class Engine {
     };
     for (const [projectId, ws] of this.workspaces) {
       const project = this.store.getProject(projectId);
-      if (!project || project.unavailableReason) return null;
+      // An unavailable project's stored states are kept like any other's.
+      if (!project) continue;
       keepManifest(ws, project.contentHash);
       keepManifest(ws, project.recordedContentHash);
       keepManifest(ws, project.lastCheckpointContentHash);
