@@ -1,6 +1,6 @@
 import { act, cleanup, fireEvent, render, screen, within } from '@testing-library/react';
 import axe from 'axe-core';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Operation } from '@urql/core';
 import { makeConnectionStore } from '../graphql/connectionStore.ts';
 import {
@@ -18,6 +18,7 @@ import { makeFakeStudioHttp, makeTestQueryClient, TestProviders } from '../test/
 import { stubLayout } from '../test/layout.ts';
 import { makeTestClient, type Resolver } from '../test/testClient.ts';
 import { App } from './App.tsx';
+import { preloadRoutes } from './lazyRoutes.tsx';
 
 const pending = toolCall({
   status: 'WAITING_FOR_APPROVAL',
@@ -149,6 +150,9 @@ async function headingOrderViolations() {
 }
 
 describe('App', () => {
+  // The routes are lazy chunks: load their modules once, so a render does not wait on a transform.
+  beforeAll(preloadRoutes, 60_000);
+
   it('composes the shell, the session header, the timeline and the tool-call card', async () => {
     renderApp();
     expect(

@@ -1,18 +1,16 @@
-import { useEffect } from 'react';
-import {
-  ApprovalInboxPage,
-  useBackgroundApprovalNotifications,
-  useInboxCount,
-} from '../features/approvals/index.ts';
+import { Suspense, useEffect } from 'react';
+// Direct module imports, not the barrels: a barrel would pull the lazy routes' screens into the
+// initial chunk.
+import { useBackgroundApprovalNotifications } from '../features/approvals/useApprovalNotifier.ts';
+import { useInboxCount } from '../features/approvals/useInboxCount.ts';
 import { ConnectionBadge } from '../features/connection/ConnectionBadge.tsx';
-import { SessionsSidebar } from '../features/sessions/index.ts';
+import { SessionsSidebar } from '../features/sessions/SessionsSidebar.tsx';
 import type { ConnectionStore } from '../graphql/connectionStore.ts';
 import { Link } from '../ui/router.tsx';
 import { ThemeToggle } from '../ui/ThemeToggle.tsx';
 import { sessionHref } from './paths.ts';
-import { renderToolCall } from './renderers.tsx';
+import { InboxScreen, SessionScreen } from './lazyRoutes.tsx';
 import { useRoute, type Route } from './routes.ts';
-import { SessionScreen } from './SessionScreen.tsx';
 
 function BackgroundNotifications() {
   useBackgroundApprovalNotifications();
@@ -76,6 +74,14 @@ function NotFound({ path }: { path: string }) {
   );
 }
 
+function RouteLoading() {
+  return (
+    <p role="status" className="p-6 text-sm text-slate-700 dark:text-slate-200">
+      Loading…
+    </p>
+  );
+}
+
 function RouteView({ route }: { route: Route }) {
   switch (route.name) {
     case 'home':
@@ -87,11 +93,7 @@ function RouteView({ route }: { route: Route }) {
     case 'checkpoints':
       return <SessionScreen sessionId={route.sessionId} view="checkpoints" />;
     case 'inbox':
-      return (
-        <div className="min-h-0 flex-1 overflow-y-auto">
-          <ApprovalInboxPage renderToolCall={renderToolCall} sessionHref={sessionHref} />
-        </div>
-      );
+      return <InboxScreen />;
     case 'notFound':
       return <NotFound path={route.path} />;
   }
@@ -137,7 +139,9 @@ export function App({ connection }: { connection: ConnectionStore }) {
           tabIndex={-1}
           className="flex min-h-0 min-w-0 flex-1 flex-col focus:outline-none"
         >
-          <RouteView route={route} />
+          <Suspense fallback={<RouteLoading />}>
+            <RouteView route={route} />
+          </Suspense>
         </main>
       </div>
     </div>

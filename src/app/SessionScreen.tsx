@@ -1,8 +1,8 @@
-import { useCallback, useEffect } from 'react';
-import { CheckpointBrowserPage } from '../features/checkpoints/index.ts';
+import { Suspense, useCallback, useEffect } from 'react';
 import { MessageComposer, SessionHeader, useSession } from '../features/sessions/index.ts';
 import { Timeline } from '../features/timeline/index.ts';
 import { Link } from '../ui/router.tsx';
+import { CheckpointBrowserPage } from './lazyRoutes.tsx';
 import { checkpointsHref, eventHref, sessionHref } from './paths.ts';
 import { renderQuestion, renderToolCall } from './renderers.tsx';
 
@@ -66,7 +66,15 @@ export function SessionScreen({
         </>
       ) : (
         <div className="min-h-0 flex-1 overflow-y-auto">
-          <CheckpointBrowserPage sessionId={sessionId} renderToolCall={renderToolCall} />
+          <Suspense
+            fallback={
+              <p role="status" className="p-6 text-sm">
+                Loading…
+              </p>
+            }
+          >
+            <CheckpointBrowserPage sessionId={sessionId} renderToolCall={renderToolCall} />
+          </Suspense>
         </div>
       )}
       {view === 'timeline' && session.status === 'ACTIVE' ? (

@@ -15,6 +15,7 @@ import { makeCacheConfig } from './cache.ts';
 import type { ConnectionStatus } from './connectionStore.ts';
 import { EventHistoryQuery } from './eventDocuments.ts';
 import { isEventBatchRequest, resumableEventBatches, type FetchHistoryFn } from './eventStream.ts';
+import { nextFrame } from './frame.ts';
 
 export interface StudioClientOptions {
   /** The GraphQL endpoint over HTTP(S); the WebSocket URL is derived from it. */
@@ -162,7 +163,7 @@ export function makeStudioClient(options: StudioClientOptions): StudioClient {
       subscriptionExchange({
         forwardSubscription(request) {
           if (isEventBatchRequest(request))
-            return resumableEventBatches(request, subscribe, fetchHistory);
+            return resumableEventBatches(request, subscribe, fetchHistory, { schedule: nextFrame });
           return {
             subscribe(sink) {
               const dispose = subscribe({ ...request, query: request.query ?? '' }, sink);

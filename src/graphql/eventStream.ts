@@ -3,6 +3,7 @@ import { useMemo, useRef } from 'react';
 import { useSubscription } from 'urql';
 import { EVENT_BATCH_DEFAULT, EVENT_BATCH_MAX, HISTORY_PAGE_MAX } from '../../protocol/contract.ts';
 import { EventBatchesSubscription } from './eventDocuments.ts';
+import type { ScheduleFn } from './frame.ts';
 
 type Row = Record<string, unknown>;
 type FetchBody = SubscriptionOperation;
@@ -35,6 +36,12 @@ const MERGE_MAX_EVENTS = EVENT_BATCH_MAX;
 export interface ResumableEventBatchesOptions {
   /** How long batches are held to be merged into one cache write (0 passes each on by itself). */
   mergeWindowMs?: number;
+  /**
+   * When held batches are passed on, instead of the window's timer: the app passes the next
+   * animation frame (frame.ts), so the cache is written at most once per frame, right before
+   * the frame renders what the write changed.
+   */
+  schedule?: ScheduleFn;
 }
 
 /** True when a forwarded request is the event-batch stream (the one the resume logic applies to). */
@@ -61,7 +68,8 @@ function seqOf(event: Row): bigint | null {
  * - when an event arrives past a hole, the hole is filled from History first, so nothing after
  *   a gap reaches the cache before the gap itself;
  * - batches are handled one at a time, in arrival order;
- * - batches that arrive within `mergeWindowMs` of the first one waiting are passed on as one
+ * - batches that arrive before the next animation frame (`schedule`; else within `mergeWindowMs`
+ *   of the first one waiting) are passed on as one
  *   (one cache write and one re-read of the pages watching it, not one per server message), and
  *   anything held is passed on before an error, the stream's end or a result that is no batch.
  *
@@ -71,7 +79,7 @@ export function resumableEventBatches(
   request: FetchBody,
   subscribe: SubscribeFn,
   fetchHistory: FetchHistoryFn,
-  { mergeWindowMs = MERGE_WINDOW_MS }: ResumableEventBatchesOptions = {},
+  { mergeWindowMs = MERGE_WINDOW_MS, schedule }: ResumableEventBatchesOptions = {},
 ): ObservableLike<ExecutionResult> {
   return {
     subscribe(sink) {
@@ -82,11 +90,17 @@ export function resumableEventBatches(
       let queue: Promise<void> = Promise.resolve();
       /** Events applied but not passed on yet, with the result that brought the first of them. */
       let held: { result: ExecutionResult; data: Row; batch: Row; events: Row[] } | null = null;
-      let heldTimer: ReturnType<typeof setTimeout> | null = null;
+      let cancelHeld: (() => void) | null = null;
+      const later: ScheduleFn =
+        schedule ??
+        ((run) => {
+          const timer = setTimeout(run, mergeWindowMs);
+          return () => clearTimeout(timer);
+        });
 
       const release = () => {
-        if (heldTimer !== null) clearTimeout(heldTimer);
-        heldTimer = null;
+        cancelHeld?.();
+        cancelHeld = null;
         const merged = held;
         held = null;
         if (!merged || closed) return;
@@ -109,7 +123,7 @@ export function resumableEventBatches(
         if (held) held.events.push(...events);
         else held = { result, data, batch, events };
         if (mergeWindowMs <= 0 || held.events.length >= MERGE_MAX_EVENTS) release();
-        else heldTimer ??= setTimeout(release, mergeWindowMs);
+        else cancelHeld ??= later(release);
       };
 
       const payload = { ...request, query: request.query ?? '' } as FetchBody & { query: string };
@@ -197,7 +211,8 @@ export function resumableEventBatches(
       return {
         unsubscribe() {
           closed = true;
-          if (heldTimer !== null) clearTimeout(heldTimer);
+          cancelHeld?.();
+          cancelHeld = null;
           held = null;
           dispose();
         },

@@ -153,6 +153,26 @@ describe('Timeline', () => {
     expect(screen.getByText('question card q-1')).toBeTruthy();
   });
 
+  it('mounts a row header copy-link button only while the row is hovered or holds focus', async () => {
+    renderTimeline({ 0: [logEvent(1, 'first line'), logEvent(2, 'second line')] });
+    await screen.findByText('second line');
+    const copy = (seq: number) =>
+      screen.queryByRole('button', { name: `Copy link to event ${seq}` });
+    expect(copy(1)).toBeNull();
+    expect(copy(2)).toBeNull();
+    const [first, second] = rows();
+    fireEvent.pointerEnter(first!);
+    expect(copy(1)).toBeTruthy();
+    expect(copy(2)).toBeNull();
+    fireEvent.pointerLeave(first!);
+    expect(copy(1)).toBeNull();
+    // Keyboard: tabbing to the row's link brings the button, next in tab order.
+    act(() => within(second!).getByRole('link', { name: 'Event 2' }).focus());
+    expect(copy(2)).toBeTruthy();
+    act(() => (document.activeElement as HTMLElement).blur());
+    expect(copy(2)).toBeNull();
+  });
+
   it('shows server strings as text, never as markup', async () => {
     const { container } = { container: document.body };
     renderTimeline({
@@ -271,8 +291,9 @@ describe('Timeline', () => {
     expect(
       await screen.findByRole('article', { name: 'Events 1 to 256, not loaded' }),
     ).toBeTruthy();
-    // jsdom has no layout to scroll in, so the gap row stays in view and page 0 loads after page 1.
-    await screen.findByText('line 1');
+    // The gap row is within a screen of the followed end, so page 0 loads after page 1, and its
+    // newest rows render just above page 1's (while following, rows fill the view from the end).
+    await screen.findByText('line 256');
     const pages = test.operations
       .filter((op) => op.kind === 'query')
       .map((op) => (op.variables as { page: string }).page);

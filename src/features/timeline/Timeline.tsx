@@ -1,4 +1,9 @@
-import { useVirtualizer, type Virtualizer } from '@tanstack/react-virtual';
+import {
+  defaultRangeExtractor,
+  useVirtualizer,
+  type Range,
+  type Virtualizer,
+} from '@tanstack/react-virtual';
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { maxSeq } from '../../../protocol/seq.ts';
 import { pageBounds, pageOfSeq } from '../../graphql/eventDocuments.ts';
@@ -16,6 +21,7 @@ import { pagesInRange, pagesToRelease } from './pagesToRelease.ts';
 import { TimelineToolbar } from './TimelineToolbar.tsx';
 import { rowLabel, TimelineRowView, type RowRenderers } from './TimelineRowView.tsx';
 import { isEditable, useFollowing } from './useFollowing.ts';
+import { RowActiveContext } from './rows/RowHeader.tsx';
 
 export interface TimelineProps extends RowRenderers {
   sessionId: string;
@@ -73,6 +79,11 @@ function measureRow(
     instance.itemSizeCache.get(instance.options.getItemKey(index)) ??
     instance.options.estimateSize(index)
   );
+}
+
+/** The scroll offset that shows the end: total size less the observed viewport height. */
+function endOffset(instance: Virtualizer<HTMLDivElement, Element>): number {
+  return Math.max(0, instance.getTotalSize() - (instance.scrollRect?.height ?? 0));
 }
 
 function newestLoadedSeq(snapshot: PagesSnapshot): string {
@@ -166,6 +177,31 @@ export function Timeline(props: TimelineProps) {
   const unloaded = useMemo(() => slots.filter((slot) => !slot.events), [slots]);
 
   const scrollRef = useRef<HTMLDivElement>(null);
+  // While following, the rows rendered are those that fill the viewport up from the end, from
+  // the measurements alone: the view is about to be written there (see the pin below), so the
+  // range need not wait for the scroll event that write causes a frame later.
+  const virtualizerRef = useRef<Virtualizer<HTMLDivElement, Element> | null>(null);
+  const isAtEnd = useCallback(() => virtualizerRef.current?.isAtEnd() ?? false, []);
+  const { following, setFollowing } = useFollowing(scrollRef, isAtEnd, !focusSeq);
+  const rangeExtractor = useCallback(
+    (range: Range) => {
+      const instance = virtualizerRef.current;
+      if (!following || !instance || range.count === 0) return defaultRangeExtractor(range);
+      const top = endOffset(instance);
+      const measurements = instance.measurementsCache;
+      let low = 0;
+      let high = Math.min(range.count, measurements.length) - 1;
+      while (low < high) {
+        const mid = (low + high) >> 1;
+        if ((measurements[mid]?.end ?? 0) <= top) low = mid + 1;
+        else high = mid;
+      }
+      const out: number[] = [];
+      for (let i = Math.max(0, low - range.overscan); i < range.count; i += 1) out.push(i);
+      return out;
+    },
+    [following],
+  );
   const virtualizer = useVirtualizer<HTMLDivElement, Element>({
     count: shown.length,
     getScrollElement: () => scrollRef.current,
@@ -178,10 +214,10 @@ export function Timeline(props: TimelineProps) {
     scrollEndThreshold: 80,
     overscan: 6,
     useFlushSync: false,
+    rangeExtractor,
   });
+  virtualizerRef.current = virtualizer;
   const items = virtualizer.getVirtualItems();
-  const isAtEnd = useCallback(() => virtualizer.isAtEnd(), [virtualizer]);
-  const { following, followingRef, setFollowing } = useFollowing(scrollRef, isAtEnd, !focusSeq);
 
   // Where the view starts: the newest event (anchorTo: 'end' alone does not scroll there), or
   // the linked one. Until then no gap row counts as "in view", or page 0 would load for nothing.
@@ -217,41 +253,50 @@ export function Timeline(props: TimelineProps) {
     setFollowing,
   ]);
 
-  // After every commit: while following, pin the end (however much arrived below the view);
-  // otherwise keep what the reader looks at in place when rows change above it (a gap replaced
-  // by its page, a page released, a chunk merged), since the virtualizer anchors only when the
-  // first or last key changes. Neither happens while a scroll command (jump to the end, to a
-  // linked event, j/k) is still landing. At most one isAtEnd() per commit: it reads layout.
+  // While following, the end is written, never read: its offset comes from the virtualizer's
+  // total size (its measurements) and the viewport height its ResizeObserver keeps, and is
+  // written once per change of either (commits come once per frame), never read back. Nothing
+  // happens while a scroll command (jump to the end, to a linked event, j/k) is still landing.
+  const totalSize = virtualizer.getTotalSize();
+  const viewportHeight = virtualizer.scrollRect?.height ?? 0;
+  const pinnedAt = useRef(-1);
+  useLayoutEffect(() => {
+    if (!following) {
+      pinnedAt.current = -1;
+      return;
+    }
+    const element = scrollRef.current;
+    if (!element || !positionedOnce.current || performance.now() <= commandUntil.current) return;
+    const target = Math.max(0, totalSize - viewportHeight);
+    if (target === pinnedAt.current) return;
+    pinnedAt.current = target;
+    element.scrollTo({ top: target });
+  }, [following, totalSize, viewportHeight, positioned]);
+
+  // Not following: keep what the reader looks at in place when rows change above it (a gap
+  // replaced by its page, a page released, a chunk merged), since the virtualizer anchors only
+  // when the first or last key changes. Runs when the rows or the offset change, and reads only
+  // the virtualizer's cached offset and measurements.
   const view = useRef<{
     key: string | null;
     start: number;
     offset: number;
     rows: TimelineRow[];
   } | null>(null);
-  // The layout the end was last confirmed or put at: a commit that changed neither the total
-  // size, the viewport nor the offset (a scroll landing where it was sent) needs no new check.
-  const pinnedAt = useRef('');
+  const scrollOffset = virtualizer.scrollOffset ?? 0;
   useLayoutEffect(() => {
-    const landing = performance.now() <= commandUntil.current;
-    if (followingRef.current) {
+    if (following) {
       view.current = null;
-      if (!positionedOnce.current || landing) return;
-      const total = virtualizer.getTotalSize();
-      const viewport = virtualizer.scrollRect?.height ?? 0;
-      if (pinnedAt.current === `${total}:${viewport}:${virtualizer.scrollOffset ?? 0}`) return;
-      if (!virtualizer.isAtEnd(1)) virtualizer.scrollToEnd();
-      pinnedAt.current = `${total}:${viewport}:${Math.max(0, total - viewport)}`;
       return;
     }
-    pinnedAt.current = '';
+    const landing = performance.now() <= commandUntil.current;
     const previous = view.current;
-    const offset = virtualizer.scrollOffset ?? 0;
     if (
       previous &&
       previous.rows !== shown &&
       !landing &&
       previous.key !== null &&
-      Math.abs(offset - previous.offset) < 1
+      Math.abs(scrollOffset - previous.offset) < 1
     ) {
       const index = shown.findIndex((row) => row.key === previous.key);
       const item = index >= 0 ? virtualizer.measurementsCache[index] : undefined;
@@ -269,7 +314,7 @@ export function Timeline(props: TimelineProps) {
       offset: now,
       rows: shown,
     };
-  });
+  }, [following, shown, scrollOffset, virtualizer]);
 
   // A gap row within a screen of the view means its page is wanted now; a page with no row
   // within RELEASE_SCREENS screens is let go (not while filtering: the search covers what is
@@ -282,10 +327,9 @@ export function Timeline(props: TimelineProps) {
     [shown],
   );
   useEffect(() => {
-    const element = scrollRef.current;
-    if (!positioned || !element) return;
-    const screen = element.clientHeight;
-    const top = element.scrollTop;
+    if (!positioned) return;
+    const screen = viewportHeight;
+    const top = following ? Math.max(0, totalSize - viewportHeight) : scrollOffset;
     const extents = virtualizer.measurementsCache;
     for (const index of gapIndexes) {
       const item = extents[index];
@@ -303,7 +347,21 @@ export function Timeline(props: TimelineProps) {
     // The linked event's page stays while the address names it (it may still be loading).
     if (focusSeq && !linkMissing) near.add(pageOfSeq(focusSeq));
     for (const page of pagesToRelease(store.wantedPages, near, newestPage)) store.release(page);
-  });
+  }, [
+    positioned,
+    viewportHeight,
+    following,
+    totalSize,
+    scrollOffset,
+    gapIndexes,
+    shown,
+    filtering,
+    focusSeq,
+    linkMissing,
+    newestPage,
+    store,
+    virtualizer,
+  ]);
 
   // "N new events": counted from the newest seq when the view stopped following.
   const leftAt = useRef<string | null>(null);
@@ -313,6 +371,9 @@ export function Timeline(props: TimelineProps) {
 
   const [focusKey, setFocusKey] = useState<string | null>(null);
   const [highlightKey, setHighlightKey] = useState<string | null>(null);
+  // The row under the pointer or holding focus: only its header mounts a copy-link button.
+  const [hoverKey, setHoverKey] = useState<string | null>(null);
+  const [focusWithinKey, setFocusWithinKey] = useState<string | null>(null);
   const shownRef = useRef(shown);
   shownRef.current = shown;
 
@@ -441,7 +502,9 @@ export function Timeline(props: TimelineProps) {
             aria-label="Events"
             aria-busy={!newestLoaded?.events}
             className="relative w-full"
-            style={{ height: virtualizer.getTotalSize() }}
+            // The feed's size is its own (the virtualizer's total), so a row laid out again never
+            // makes the browser lay out the scroller or the rows around it.
+            style={{ height: totalSize, contain: 'size layout style' }}
           >
             {items.map((item) => {
               const row = shown[item.index];
@@ -465,14 +528,21 @@ export function Timeline(props: TimelineProps) {
                   }
                   aria-current={highlighted ? 'true' : undefined}
                   onFocus={(event) => {
+                    setFocusWithinKey(row.key);
                     if (event.target === event.currentTarget) setFocusKey(row.key);
                   }}
+                  onBlur={(event) => {
+                    if (!event.currentTarget.contains(event.relatedTarget as Node | null))
+                      setFocusWithinKey((key) => (key === row.key ? null : key));
+                  }}
+                  onPointerEnter={() => setHoverKey(row.key)}
+                  onPointerLeave={() => setHoverKey((key) => (key === row.key ? null : key))}
                   className={`absolute top-0 left-0 w-full border-b border-slate-100 px-4 py-2 focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-blue-600 dark:border-slate-800 ${
                     highlighted
                       ? 'bg-yellow-50 ring-2 ring-yellow-400 ring-inset dark:bg-yellow-950'
                       : ''
                   }`}
-                  style={{ transform: `translateY(${item.start}px)` }}
+                  style={{ transform: `translateY(${item.start}px)`, contain: 'layout style' }}
                 >
                   {row.kind === 'gap' ? (
                     <div
@@ -484,14 +554,18 @@ export function Timeline(props: TimelineProps) {
                         : `Events ${row.fromSeq}–${row.throughSeq} load as they scroll into view…`}
                     </div>
                   ) : (
-                    <TimelineRowView
-                      row={row}
-                      sessionId={sessionId}
-                      eventHref={props.eventHref}
-                      checkpointsHref={props.checkpointsHref}
-                      renderToolCall={props.renderToolCall}
-                      renderQuestion={props.renderQuestion}
-                    />
+                    <RowActiveContext.Provider
+                      value={row.key === hoverKey || row.key === focusWithinKey}
+                    >
+                      <TimelineRowView
+                        row={row}
+                        sessionId={sessionId}
+                        eventHref={props.eventHref}
+                        checkpointsHref={props.checkpointsHref}
+                        renderToolCall={props.renderToolCall}
+                        renderQuestion={props.renderQuestion}
+                      />
+                    </RowActiveContext.Provider>
                   )}
                 </article>
               );

@@ -4,6 +4,7 @@ import { useClient } from 'urql';
 import { holdEventPages } from '../../graphql/cache.ts';
 import { EventPageQuery, PAGE_SIZE } from '../../graphql/eventDocuments.ts';
 import type { StudioEvent } from '../../graphql/eventFragments.ts';
+import { nextFrame, type ScheduleFn } from '../../graphql/frame.ts';
 
 /** One fixed-size page as the timeline sees it: its events once loaded, or why not. */
 export interface PageState {
@@ -17,30 +18,7 @@ export interface PagesSnapshot {
   pages: ReadonlyMap<string, PageState>;
 }
 
-/** Runs `flush` once, soon; returns a function that cancels it. */
-export type ScheduleFn = (flush: () => void) => () => void;
-
-/** Background tabs get no animation frames; their timelines still catch up this often. */
-const HIDDEN_FLUSH_MS = 100;
-
-/** The next animation frame, or a timer where frames do not run (background tabs, Node). */
-export const nextFrame: ScheduleFn = (flush) => {
-  let done = false;
-  const run = () => {
-    if (done) return;
-    done = true;
-    cancel();
-    flush();
-  };
-  const frame = typeof requestAnimationFrame === 'function' ? requestAnimationFrame(run) : null;
-  const timer = setTimeout(run, HIDDEN_FLUSH_MS);
-  const cancel = () => {
-    done = true;
-    if (frame !== null) cancelAnimationFrame(frame);
-    clearTimeout(timer);
-  };
-  return cancel;
-};
+export { nextFrame, type ScheduleFn } from '../../graphql/frame.ts';
 
 const LOADING: PageState = { events: null, fetching: true, error: null };
 

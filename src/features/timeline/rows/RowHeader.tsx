@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { createContext, useContext, type ReactNode } from 'react';
 import type { EventType } from '../../../../protocol/events.ts';
 import { CopyButton } from '../../../ui/CopyButton.tsx';
 import { Link } from '../../../ui/router.tsx';
@@ -14,10 +14,16 @@ export interface RowHeaderProps {
   children?: ReactNode;
 }
 
+/**
+ * Whether the row around a header is hovered or holds focus. The timeline provides it per row,
+ * so a header's copy-link button (its state, effect and nodes) exists only while the reader
+ * points at or tabs into that row; elsewhere (no provider) it is always there.
+ */
+export const RowActiveContext = createContext(true);
+
 /** The first line of every row: what happened, when, its seq as a link, and a copy-link button. */
 export function RowHeader({ label, seq, createdAt, href, children }: RowHeaderProps) {
-  const absolute =
-    typeof window === 'undefined' ? href : new URL(href, window.location.origin).toString();
+  const active = useContext(RowActiveContext);
   return (
     <div className="flex flex-wrap items-center gap-x-2 gap-y-1 text-xs text-slate-600 dark:text-slate-300">
       <span className="font-semibold text-slate-900 dark:text-slate-50">{label}</span>
@@ -31,7 +37,16 @@ export function RowHeader({ label, seq, createdAt, href, children }: RowHeaderPr
         >
           #{seq}
         </Link>
-        <CopyButton text={absolute} label={`link to event ${seq}`} />
+        {active ? (
+          <CopyButton
+            text={
+              typeof window === 'undefined'
+                ? href
+                : new URL(href, window.location.origin).toString()
+            }
+            label={`link to event ${seq}`}
+          />
+        ) : null}
       </span>
     </div>
   );
