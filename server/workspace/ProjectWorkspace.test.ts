@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalManifestHash, type ManifestFile } from './manifest.ts';
-import { MAX_FILE_BYTES, ProjectWorkspace } from './ProjectWorkspace.ts';
+import { ProjectWorkspace } from './ProjectWorkspace.ts';
 import { TreeScanner } from './scanTree.ts';
 import { makeTempEnv, readTree, writeTree, type TempEnv } from './testKit.ts';
 import { WorkspaceError } from './WorkspaceError.ts';

@@ -2,7 +2,7 @@
  * Patches, checkpoints and restores on real project folders: what the events and queries say is
  * compared with what is on disk, file by file.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ContentStore } from '../../server/workspace/contentStore.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
