@@ -20,6 +20,7 @@ Usage: npm start -- [options]
   --managed-agents-url U   Managed Agents API base URL (default https://api.anthropic.com)
   --leviath URL            follow a Leviath gateway (needs LEVIATH_TOKEN)
   --leviath-workspace DIR  the folder Leviath runs work in: checkpointed before approvals and after tool calls
+  --claude-code DIRS       run Claude Code sessions in these folders (comma-separated; needs ANTHROPIC_API_KEY)
   --help                   this text
 `;
 
@@ -35,6 +36,7 @@ async function main(): Promise<void> {
       'managed-agents-url': { type: 'string' },
       leviath: { type: 'string' },
       'leviath-workspace': { type: 'string' },
+      'claude-code': { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,

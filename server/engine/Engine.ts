@@ -224,6 +224,7 @@ export class Engine {
         return s ? this.sessionInfo(s) : null;
       },
       append: (id, drafts) => this.append(id, drafts),
+      groupCommit: (fn) => this.groupCommit(fn),
       hasForeignId: (id, foreignId) => this.store.hasForeignId(id, foreignId),
       findQuestion: (id, questionId) => this.store.getQuestion(id, questionId),
       findApproval: (id, toolCallId) => {
@@ -256,9 +257,12 @@ export class Engine {
    */
   append(sessionId: string, drafts: EventDraft[]): StoredEvent[] {
     for (const draft of drafts) validateDraft(draft);
+    const group = this.groupSessions;
     const stored = this.store.transaction(() => {
-      const session = this.store.getSession(sessionId);
-      if (!session) throw new StudioError(ErrorCode.SESSION_NOT_FOUND, `No session ${sessionId}.`);
+      const found = group?.get(sessionId) ?? this.store.getSession(sessionId);
+      if (!found) throw new StudioError(ErrorCode.SESSION_NOT_FOUND, `No session ${sessionId}.`);
+      // In a group commit, a copy: a refused append (its savepoint rolled back) leaves the cached record as it was.
+      const session = group ? { ...found } : found;
       const out: StoredEvent[] = [];
       for (const draft of drafts) {
         if (draft.foreignId && this.store.hasForeignId(sessionId, draft.foreignId)) continue;
@@ -307,7 +311,10 @@ export class Engine {
         session.updatedAt = createdAt;
         out.push(event);
       }
-      if (out.length > 0) this.store.putSession(session);
+      if (out.length > 0) {
+        if (group) group.set(sessionId, session);
+        else this.store.putSession(session);
+      }
       return out;
     });
     if (stored.length > 0) {
@@ -315,6 +322,50 @@ export class Engine {
       this.notifier.notifySessionUpdate(sessionId);
     }
     return stored;
+  }
+
+  /** projectId -> the source that starts sessions in it (absent: the demo agent). */
+  private readonly projectSources = new Map<string, string>();
+
+  /** Says which source starts new sessions in a project (Claude Code folders). */
+  assignProjectSource(projectId: string, sourceId: string): void {
+    this.projectSources.set(projectId, sourceId);
+  }
+
+  /** Every registered project folder, by name. */
+  listProjects(): ProjectRecord[] {
+    return [...this.workspaces.keys()]
+      .map((id) => this.store.getProject(id))
+      .filter((p): p is ProjectRecord => p !== null)
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  /** The source that can start sessions in a project (null: none can). */
+  projectSourceOf(projectId: string): string | null {
+    return this.projectSources.get(projectId) ?? (this.sources.has('demo') ? 'demo' : null);
+  }
+
+  /** Session records appended to in the current group commit, written once at its end. */
+  private groupSessions: Map<string, SessionRecord> | null = null;
+
+  /**
+   * Group commit for a source's ingest slice (slicedIngest.ts): every append inside joins one
+   * transaction (better-sqlite3 savepoints), so the slice costs one commit and one fsync, and each
+   * session's record is written once at the end instead of once per append.
+   */
+  groupCommit<T>(fn: () => T): T {
+    if (this.groupSessions) return fn();
+    const sessions = new Map<string, SessionRecord>();
+    this.groupSessions = sessions;
+    try {
+      return this.store.transaction(() => {
+        const result = fn();
+        for (const session of sessions.values()) this.store.putSession(session);
+        return result;
+      });
+    } finally {
+      this.groupSessions = null;
+    }
   }
 
   private ensureSession(sourceId: string, spec: SessionSpec): SessionInfo {
@@ -367,7 +418,9 @@ export class Engine {
       throw new StudioError(ErrorCode.BAD_REQUEST, `No project ${input.projectId}.`, {
         field: 'projectId',
       });
-    const source = this.sources.get('demo');
+    // A project a runtime owns (a --claude-code folder) starts its sessions in that runtime.
+    const owner = input.projectId ? this.projectSources.get(input.projectId) : undefined;
+    const source = (owner && this.sources.get(owner)) || this.sources.get('demo');
     if (!source)
       throw new StudioError(
         ErrorCode.HOST_UNAVAILABLE,
@@ -381,8 +434,9 @@ export class Engine {
       sessionId,
       title: '',
       mode: input.mode,
-      requestedModel: input.requestedModel ?? 'studio-offline-agent',
-      model: 'studio-offline-agent',
+      requestedModel:
+        input.requestedModel ?? (source.sourceId === 'demo' ? 'studio-offline-agent' : 'default'),
+      model: source.sourceId === 'demo' ? 'studio-offline-agent' : null,
       projectId: input.projectId ?? null,
     });
     return this.requireSession(sessionId);

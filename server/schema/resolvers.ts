@@ -227,6 +227,7 @@ const Query: Record<string, Resolver> = {
       });
   },
   studioSources: (_p, _a, { engine }) => engine.sourceList(),
+  studioProjects: (_p, _a, { engine }) => engine.listProjects().map(projectView),
   studioToolCall: (_p, a, { engine }) => {
     const call = engine.store.getToolCall(a.toolCallId as string);
     return call ? toolCallView(call) : null;
@@ -489,6 +490,10 @@ function approvalOnce(approvalId: string, ctx: StudioContext, info: GraphQLResol
 }
 
 const linked = {
+  StudioProject: {
+    studioStartSource: (p: { projectId: string }, _a: Args, { engine }: StudioContext) =>
+      engine.projectSourceOf(p.projectId),
+  },
   AgentSession: {
     activeRun: (s: SessionView, _a: Args, { engine }: StudioContext) => {
       const run = s._currentRunId ? engine.store.getRun(s._currentRunId) : null;

@@ -62,6 +62,12 @@ export interface SourceHost {
   /** Appends atomically, in order; drafts whose foreignId is already stored for the session are skipped. */
   append(sessionId: string, drafts: EventDraft[]): StoredEvent[];
   hasForeignId(sessionId: string, foreignId: string): boolean;
+  /**
+   * Group commit: runs `fn` (synchronous) inside one store transaction, so every append it makes
+   * commits together with one fsync; subscribers wake after that commit. A failed append inside
+   * rolls back only itself (a savepoint). Optional: a host without it commits each append alone.
+   */
+  groupCommit?<T>(fn: () => T): T;
   /** The current state of a question (null if unknown). */
   findQuestion(sessionId: string, questionId: string): QuestionValue | null;
   /**

@@ -7,6 +7,8 @@ import type { Engine } from '../engine/Engine.ts';
 import type { Source } from './Source.ts';
 import { ManagedAgentsSource } from './managed-agents/ManagedAgentsSource.ts';
 import { LeviathSource } from './leviath/LeviathSource.ts';
+import { createHash } from 'node:crypto';
+import { ClaudeCodeSource, type ClaudeCodeProject } from './claude-code/ClaudeCodeSource.ts';
 
 /** A source that needs the engine to be built (to register a project folder, say). */
 export type SourceFactory = (engine: Engine) => Source;
@@ -45,7 +47,72 @@ export function makeSourcesFromFlags(
   } else if (values['leviath-workspace']) {
     throw new Error('--leviath-workspace needs --leviath URL');
   }
+  const claudeCode = values['claude-code'];
+  if (typeof claudeCode === 'string') {
+    const dirs = claudeCode
+      .split(',')
+      .map((d) => d.trim())
+      .filter(Boolean)
+      .map((d) => resolve(d));
+    if (dirs.length === 0) throw new Error('--claude-code needs at least one folder');
+    const apiKey = env.ANTHROPIC_API_KEY;
+    if (!apiKey) throw new Error('--claude-code needs ANTHROPIC_API_KEY in the environment');
+    factories.push((engine) =>
+      makeClaudeCodeSource(engine, {
+        dirs,
+        apiKey,
+        ...(env.ANTHROPIC_BASE_URL ? { baseUrl: env.ANTHROPIC_BASE_URL } : {}),
+      }),
+    );
+  }
   return factories;
+}
+
+/** The stable projectId of a --claude-code folder (from its absolute path). */
+export function claudeCodeProjectId(dir: string): string {
+  return `cc-${createHash('sha256').update(resolve(dir)).digest('hex').slice(0, 16)}`;
+}
+
+/**
+ * A Claude Code source whose folders are studio projects, checkpointed by the workspace: an exact
+ * pre-image before every allow of a tool that can write, and a checkpoint after each tool result.
+ */
+export function makeClaudeCodeSource(
+  engine: Engine,
+  options: {
+    dirs: string[];
+    apiKey: string;
+    baseUrl?: string;
+    home?: string;
+    env?: Record<string, string>;
+    approvalTtlMs?: number;
+  },
+): ClaudeCodeSource {
+  const projects: ClaudeCodeProject[] = options.dirs.map((root) => ({
+    projectId: claudeCodeProjectId(root),
+    name: basename(root),
+    root,
+  }));
+  for (const project of projects) {
+    engine.registerProject(project);
+    engine.assignProjectSource(project.projectId, 'claude-code');
+  }
+  return new ClaudeCodeSource({
+    projects,
+    apiKey: options.apiKey,
+    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+    ...(options.home ? { home: options.home } : {}),
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.approvalTtlMs ? { approvalTtlMs: options.approvalTtlMs } : {}),
+    hooks: {
+      beforeAllow: async (ctx) => {
+        engine.checkpoint(ctx.sessionId, 'AGENT_WRITE', { runId: ctx.runId, exactPreImage: true });
+      },
+      afterToolResult: async (ctx) => {
+        engine.checkpoint(ctx.sessionId, 'STUDIO_AFTER_TOOL', { runId: ctx.runId });
+      },
+    },
+  });
 }
 
 /**

@@ -181,11 +181,11 @@ describe('Managed Agents bridge journey', () => {
     const posts = confirmationsTo(live.session.id);
     expect(posts).toHaveLength(1);
     const post = posts[0]!;
-    expect(post.url).toBe(`/v1/sessions/${live.session.id}/events?beta=true`);
+    expect(post.url).toBe(`/v1/sessions/${live.session.id}/events`);
     expect(post.json).toEqual({
       events: [{ type: 'user.tool_confirmation', tool_use_id: 'sevt_L006', result: 'allow' }],
     });
-    expect(post.headers['x-api-key']).toBe(API_KEY);
+    expect(post.headers.authorization).toBe(`Bearer ${API_KEY}`);
     expect(post.headers['anthropic-version']).toBe(VERSION);
     expect(
       String(post.headers['anthropic-beta'])
@@ -229,12 +229,12 @@ describe('Managed Agents bridge journey', () => {
 
     const posts = confirmationsTo(multi.session.id);
     expect(posts).toHaveLength(1);
-    expect(posts[0]!.url).toBe(`/v1/sessions/${multi.session.id}/events?beta=true`);
+    expect(posts[0]!.url).toBe(`/v1/sessions/${multi.session.id}/events`);
     // No session_thread_id: the API routes by the event id.
     expect(posts[0]!.json).toEqual({
       events: [{ type: 'user.tool_confirmation', tool_use_id: 'sevt_M009', result: 'allow' }],
     });
-    expect(posts[0]!.headers['x-api-key']).toBe(API_KEY);
+    expect(posts[0]!.headers.authorization).toBe(`Bearer ${API_KEY}`);
     expect(pageErrors).toEqual([]);
   });
 
@@ -242,7 +242,7 @@ describe('Managed Agents bridge journey', () => {
     // The key travelled only in its header to the peer, never in a URL or a body.
     expect(peer.requests.length).toBeGreaterThan(0);
     for (const request of peer.requests) {
-      expect(request.headers['x-api-key']).toBe(API_KEY);
+      expect(request.headers.authorization).toBe(`Bearer ${API_KEY}`);
       expect(request.url).not.toContain(API_KEY);
       expect(request.body).not.toContain(API_KEY);
     }

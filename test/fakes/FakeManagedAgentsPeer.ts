@@ -1,7 +1,11 @@
 /**
  * A local stand-in for the Claude Managed Agents sessions API (beta managed-agents-2026-04-01),
- * speaking the documented wire format (research/managed-agents-wire.md): `x-api-key`,
- * `anthropic-version`, `anthropic-beta` checked on every call; `GET /v1/sessions/{id}`; the paged
+ * accepting exactly what the official `@anthropic-ai/sdk` 1.10.0 sends (its `client.beta.sessions`
+ * resources, checked in test/server/bridges/managedAgentsSdkFake.test.ts): the credential as
+ * `Authorization: Bearer <key>` (or an explicit `X-Api-Key`, which the SDK also accepts),
+ * `anthropic-version: 2026-10-21`, `anthropic-beta` naming managed-agents-2026-04-01, and only the
+ * query parameters the SDK's params types declare (so `?beta=true` is a 400). Streams are served
+ * whatever the Accept header says (the SDK sends `application/json` on every request); `GET /v1/sessions/{id}`; the paged
  * `GET .../events` ({data, next_page}, `page` cursor, `limit`); the SSE `GET .../events/stream`
  * (`event: <type>` + `data: <json>`, a `ping` first, only events emitted after it opened);
  * `POST .../events` ({"events":[...]} -> {data:[sent events with ids]}) with the confirmation
@@ -50,7 +54,23 @@ interface FakeThreadState {
 }
 
 export const BETA = 'managed-agents-2026-04-01';
-export const VERSION = '2023-06-01';
+export const VERSION = '2026-10-21';
+
+/** The query parameters each endpoint's SDK params type declares. */
+const LIST_EVENT_QUERY = new Set([
+  'limit',
+  'page',
+  'order',
+  'types[]',
+  'created_at[gt]',
+  'created_at[gte]',
+  'created_at[lt]',
+  'created_at[lte]',
+]);
+const STREAM_QUERY = new Set(['event_deltas[]']);
+const PAGE_QUERY = new Set(['limit', 'page']);
+const THREAD_LIST_QUERY = new Set(['limit', 'page', 'statuses[]']);
+const NO_QUERY = new Set<string>();
 
 export class FakeManagedAgentsPeer {
   readonly requests: RecordedRequest[] = [];
@@ -268,8 +288,10 @@ export class FakeManagedAgentsPeer {
   }
 
   private handle(request: RecordedRequest, response: ServerResponse): void {
-    if (request.headers['x-api-key'] !== this.options.apiKey)
-      return sendError(response, 401, 'authentication_error', 'invalid x-api-key');
+    const bearer = /^Bearer (.+)$/.exec(String(request.headers.authorization ?? ''))?.[1];
+    const credential = bearer ?? request.headers['x-api-key'];
+    if (credential !== this.options.apiKey)
+      return sendError(response, 401, 'authentication_error', 'invalid authentication credentials');
     if (request.headers['anthropic-version'] !== VERSION)
       return sendError(
         response,
@@ -299,6 +321,15 @@ export class FakeManagedAgentsPeer {
     if (!state)
       return sendError(response, 404, 'not_found_error', `session ${sessionId} not found`);
 
+    const allowed = !match[2]
+      ? NO_QUERY
+      : match[3]
+        ? STREAM_QUERY
+        : request.method === 'GET'
+          ? LIST_EVENT_QUERY
+          : NO_QUERY;
+    const unknownQuery = unknownParameter(request, allowed);
+    if (unknownQuery) return sendError(response, 400, 'invalid_request_error', unknownQuery);
     if (!match[2] && request.method === 'GET') return sendJson(response, 200, state.session);
     if (match[3] && request.method === 'GET') return this.stream(state.streams, request, response);
     if (match[2] && request.method === 'GET') return this.list(state.history, request, response);
@@ -318,6 +349,17 @@ export class FakeManagedAgentsPeer {
       return sendError(response, 404, 'not_found_error', `session ${sessionId} not found`);
     if (request.method !== 'GET')
       return sendError(response, 405, 'invalid_request_error', 'method not allowed');
+    const unknownQuery = unknownParameter(
+      request,
+      match[2] === undefined
+        ? THREAD_LIST_QUERY
+        : match[3] === '/events'
+          ? PAGE_QUERY
+          : match[3] === '/stream'
+            ? STREAM_QUERY
+            : NO_QUERY,
+    );
+    if (unknownQuery) return sendError(response, 400, 'invalid_request_error', unknownQuery);
     if (match[2] === undefined) {
       const statuses = request.query['statuses[]'];
       const primary: Record<string, unknown> = {
@@ -362,17 +404,9 @@ export class FakeManagedAgentsPeer {
 
   private stream(
     streams: Set<ServerResponse>,
-    request: RecordedRequest,
+    _request: RecordedRequest,
     response: ServerResponse,
   ): void {
-    if (!String(request.headers.accept ?? '').includes('text/event-stream')) {
-      return sendError(
-        response,
-        400,
-        'invalid_request_error',
-        'accept: text/event-stream is required',
-      );
-    }
     response.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
@@ -465,6 +499,7 @@ export class FakeManagedAgentsPeer {
     if (raw.result !== 'allow' && raw.result !== 'deny') return "result: must be 'allow' or 'deny'";
     if (
       raw.deny_message !== undefined &&
+      raw.deny_message !== null &&
       (raw.result !== 'deny' ||
         typeof raw.deny_message !== 'string' ||
         raw.deny_message.length > 10_000)
@@ -496,6 +531,12 @@ export class FakeManagedAgentsPeer {
     this.clock += 1000;
     return new Date(this.clock).toISOString();
   }
+}
+
+/** The first query parameter the endpoint does not declare, as the API's 400 message. */
+function unknownParameter(request: RecordedRequest, allowed: ReadonlySet<string>): string | null {
+  const extra = Object.keys(request.query).find((key) => !allowed.has(key));
+  return extra === undefined ? null : `${extra}: Extra inputs are not permitted`;
 }
 
 function writeSse(stream: ServerResponse, event: FakeEvent): void {

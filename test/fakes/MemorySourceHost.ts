@@ -79,6 +79,14 @@ export class MemorySourceHost implements SourceHost {
     return this.sessions.get(sessionId)?.info ?? null;
   }
 
+  /** How many group commits (slices) the bridges asked for. */
+  groupCommits = 0;
+
+  groupCommit<T>(fn: () => T): T {
+    this.groupCommits += 1;
+    return fn();
+  }
+
   append(sessionId: string, drafts: EventDraft[]): StoredEvent[] {
     const session = this.sessions.get(sessionId);
     if (!session) throw new Error(`append to unknown session ${sessionId}`);

@@ -13,6 +13,7 @@ import { ErrorCode } from '../../../protocol/contract.ts';
 import { StudioError } from '../../engine/StudioError.ts';
 import type { EventDraft, QuestionValue } from '../../engine/eventDrafts.ts';
 import type { Logger } from '../../logger.ts';
+import { SlicedIngest, type SlicedIngestOptions } from '../slicedIngest.ts';
 import {
   SILENT_LOGGER,
   appendNewDrafts,
@@ -90,6 +91,8 @@ export interface LeviathSourceOptions {
   backoff?: BackoffOptions;
   /** How long after a run stops waiting the bridge asks whether its prompt was answered elsewhere (default 1000 ms). */
   settleMs?: number;
+  /** Ingest slice bounds (default 500 frames or 8 ms per slice, one group commit each). */
+  slice?: Pick<SlicedIngestOptions<unknown>, 'maxItems' | 'maxMs'>;
   /** TTL of the approvals the bridge requests (default and cap 120 s; they are requested again while Leviath waits). */
   approvalTtlMs?: number;
   fetch?: typeof fetch;
@@ -119,7 +122,11 @@ export class LeviathSource implements Source {
   private readonly workdirs = new Map<string, string>();
   private readonly inFlight = new Set<string>();
   private readonly answered = new Set<string>();
-  private queue: Promise<void> = Promise.resolve();
+  /**
+   * One ordered inbox for gateway frames and REST tasks (state reads, settle checks), applied in
+   * bounded slices with group commit (slicedIngest.ts), so a burst never starves the server.
+   */
+  private ingest: SlicedIngest<IngestItem> | null = null;
   private loop: Promise<void> | null = null;
   private socket: WebSocket | null = null;
   private host: SourceHost | null = null;
@@ -162,6 +169,16 @@ export class LeviathSource implements Source {
   /** Resolves after the first connect attempt read the gateway's state (or failed); following goes on. */
   async start(host: SourceHost): Promise<void> {
     this.host = host;
+    this.ingest = new SlicedIngest<IngestItem>({
+      host,
+      prepare: (item) => ('task' in item ? item.task : this.prepareFrame(item.frame)),
+      apply: (item) => ('task' in item ? undefined : this.applyFrame(item.frame)),
+      onError: (error) =>
+        this.logger.warn('leviath: applying gateway state failed', {
+          error: this.safeMessage(error),
+        }),
+      ...(this.options.slice ?? {}),
+    });
     host.logger.addSecret(this.options.token);
     this.logger = this.options.logger ?? host.logger;
     this.logger.addSecret(this.options.token);
@@ -176,7 +193,8 @@ export class LeviathSource implements Source {
     this.abort.abort();
     this.socket?.terminate();
     await this.loop;
-    await this.queue;
+    await this.ingest?.idle();
+    this.ingest?.stop();
     this.host?.setStatus('STOPPED', null);
   }
 
@@ -421,7 +439,7 @@ export class LeviathSource implements Source {
         this.logger.warn('leviath: ignoring a frame that is not a JSON object');
         return;
       }
-      if (caughtUp) this.enqueue(() => this.applyFrame(frame));
+      if (caughtUp) void this.requireIngest().push({ frame });
       else buffered.push(frame);
     });
     socket.on('close', (code: number) => resolveClosed(`code ${code}`));
@@ -457,8 +475,7 @@ export class LeviathSource implements Source {
       throw error;
     }
     caughtUp = true;
-    for (const frame of buffered.splice(0)) this.enqueue(() => this.applyFrame(frame));
-    await this.enqueue(async () => {});
+    await this.requireIngest().push(...buffered.splice(0).map((frame) => ({ frame })));
     this.requireHost().setStatus(
       'LIVE',
       `${this.runsBySession.size} run${this.runsBySession.size === 1 ? '' : 's'}`,
@@ -508,20 +525,11 @@ export class LeviathSource implements Source {
     this.appendNew(sessionId, drafts);
   }
 
-  private async applyFrame(frame: LeviathFrame): Promise<void> {
-    const runIdOfFrame =
-      typeof frame.run_id === 'string'
-        ? frame.run_id
-        : typeof frame.agent_id === 'string'
-          ? frame.agent_id
-          : null;
-    const nested =
-      frame.type === 'world' && typeof frame.event === 'object' && frame.event !== null
-        ? (frame.event as Record<string, unknown>)
-        : null;
-    const runId =
-      runIdOfFrame ?? (nested && typeof nested.run_id === 'string' ? nested.run_id : null);
-    if (runId && !this.mapper.hasRun(runId)) {
+  /** A frame about a run the bridge has not seen needs the run read over REST first. */
+  private prepareFrame(frame: LeviathFrame): (() => Promise<void>) | null {
+    const runId = runIdOfFrame(frame);
+    if (!runId || this.mapper.hasRun(runId)) return null;
+    return async () => {
       let meta: LeviathRunMeta | null = null;
       try {
         meta = await this.client.getRun(runId, this.abort.signal);
@@ -538,30 +546,45 @@ export class LeviathSource implements Source {
           agent_name: typeof frame.blueprint === 'string' ? frame.blueprint : undefined,
         },
       );
-    }
+    };
+  }
+
+  /**
+   * Applies one frame synchronously (inside the slice's group commit); the checkpoint after a
+   * finished tool call is returned, to run once the slice has committed.
+   */
+  private applyFrame(frame: LeviathFrame): (() => Promise<void>) | undefined {
+    const runId = runIdOfFrame(frame);
+    if (runId && !this.mapper.hasRun(runId))
+      this.ensureSession(runId, {
+        run_id: runId,
+        agent_name: typeof frame.blueprint === 'string' ? frame.blueprint : undefined,
+      });
     const mapped = this.mapper.mapFrame(frame);
     if (mapped.gateway) {
       this.gatewayFrame(frame, mapped.gateway);
-      return;
+      return undefined;
     }
     this.appendMapped(mapped);
     if (mapped.runId && mapped.checkInteractions) this.scheduleSettleCheck(mapped.runId);
-    if (mapped.runId && mapped.toolFinished && this.options.hooks?.afterToolFinished) {
-      const context = this.toolContext(
-        leviathStudioSessionId(mapped.runId),
-        mapped.runId,
-        mapped.toolFinished.toolCallId,
-        mapped.toolFinished.toolName,
-      );
+    const hook = this.options.hooks?.afterToolFinished;
+    if (!mapped.runId || !mapped.toolFinished || !hook) return undefined;
+    const context = this.toolContext(
+      leviathStudioSessionId(mapped.runId),
+      mapped.runId,
+      mapped.toolFinished.toolCallId,
+      mapped.toolFinished.toolName,
+    );
+    return async () => {
       try {
-        await this.options.hooks.afterToolFinished(context);
+        await hook(context);
       } catch (error) {
         this.logger.warn('leviath: checkpoint after a tool call failed', {
           toolCallId: context.toolCallId,
           error: this.safeMessage(error),
         });
       }
-    }
+    };
   }
 
   private gatewayFrame(frame: LeviathFrame, gateway: { type: string; payload: string }): void {
@@ -628,15 +651,18 @@ export class LeviathSource implements Source {
     appendNewDrafts(this.requireHost(), sessionId, drafts, [this.options.token]);
   }
 
-  /** Runs tasks one after another, so REST reads and frames apply in order. */
+  private requireIngest(): SlicedIngest<IngestItem> {
+    if (!this.ingest) throw new Error('LeviathSource used before start()');
+    return this.ingest;
+  }
+
+  /** Runs a REST task in the inbox's order (after the frames before it); settles with the task. */
   private enqueue(task: () => Promise<void>): Promise<void> {
-    const next = this.queue.then(task);
-    this.queue = next.catch((error: unknown) => {
-      this.logger.warn('leviath: applying gateway state failed', {
-        error: this.safeMessage(error),
+    return new Promise<void>((resolve, reject) => {
+      void this.requireIngest().push({
+        task: () => task().then(resolve, reject),
       });
     });
-    return next;
   }
 
   private toolContext(
@@ -795,4 +821,18 @@ function parseFrame(data: WebSocket.RawData): LeviathFrame | null {
   } catch {
     return null;
   }
+}
+
+/** What the Leviath inbox holds: a gateway frame, or a REST task to run in order. */
+type IngestItem = { frame: LeviathFrame } | { task: () => Promise<void> };
+
+/** The run a frame is about (`run_id`, else `agent_id`, else the nested world event's). */
+function runIdOfFrame(frame: LeviathFrame): string | null {
+  if (typeof frame.run_id === 'string') return frame.run_id;
+  if (typeof frame.agent_id === 'string') return frame.agent_id;
+  const nested =
+    frame.type === 'world' && typeof frame.event === 'object' && frame.event !== null
+      ? (frame.event as Record<string, unknown>)
+      : null;
+  return nested && typeof nested.run_id === 'string' ? nested.run_id : null;
 }

@@ -9,6 +9,12 @@
  * (a confirmation echoed on the primary and on a subagent thread, a tool result) are keyed by the
  * tool use they are about: `<tool_use_id>/confirmation`, `<tool_use_id>/result`.
  */
+import type {
+  BetaManagedAgentsSendSessionEvents,
+  BetaManagedAgentsSessionEvent,
+  BetaManagedAgentsStreamSessionEvents,
+} from '@anthropic-ai/sdk/resources/beta/sessions/events';
+import type { BetaManagedAgentsStreamSessionThreadEvents } from '@anthropic-ai/sdk/resources/beta/sessions/threads/threads';
 import { MAX_MESSAGE_CONTENT_BYTES, MAX_SAFE_SUMMARY } from '../../../protocol/contract.ts';
 import type {
   AgentErrorValue,
@@ -38,8 +44,93 @@ import {
 
 export const MANAGED_AGENTS_SOURCE_ID = 'managed-agents';
 
-/** A Managed Agents event as it arrives (history item or stream frame); every field is optional. */
-export type ManagedAgentsEvent = Record<string, unknown> & { id?: unknown; type?: unknown };
+/**
+ * Every event the official SDK (`@anthropic-ai/sdk`) types: session history items, session and
+ * thread stream frames (with the live previews), and the events `events.send` returns.
+ */
+export type KnownManagedAgentsEvent =
+  | BetaManagedAgentsSessionEvent
+  | BetaManagedAgentsStreamSessionEvents
+  | BetaManagedAgentsStreamSessionThreadEvents
+  | NonNullable<BetaManagedAgentsSendSessionEvents['data']>[number];
+
+/** Every event `type` the SDK knows. */
+export type KnownManagedAgentsEventType = KnownManagedAgentsEvent['type'];
+
+/**
+ * An event of a type this SDK version does not know: the API's unions are open, so the bridge
+ * keeps it as a foreign event instead of dropping it.
+ */
+export interface UnknownManagedAgentsEvent {
+  type: string;
+  id?: string;
+  [key: string]: unknown;
+}
+
+/** A Managed Agents event as it arrives (history item or stream frame): the SDK's types, open. */
+export type ManagedAgentsEvent = KnownManagedAgentsEvent | UnknownManagedAgentsEvent;
+
+/**
+ * How the mapper treats each type the SDK knows. A `Record` over the SDK's own union: an SDK
+ * upgrade that adds an event type fails the type check here until the mapper handles it.
+ */
+export const MANAGED_AGENTS_EVENT_HANDLING: Record<
+  KnownManagedAgentsEventType,
+  'timeline' | 'row' | 'preview'
+> = {
+  'user.message': 'timeline',
+  'user.interrupt': 'timeline',
+  'user.tool_confirmation': 'timeline',
+  'user.custom_tool_result': 'timeline',
+  'user.tool_result': 'timeline',
+  'user.define_outcome': 'row',
+  'system.message': 'row',
+  'agent.message': 'timeline',
+  'agent.thinking': 'row',
+  'agent.tool_use': 'timeline',
+  'agent.mcp_tool_use': 'timeline',
+  'agent.custom_tool_use': 'timeline',
+  'agent.tool_result': 'timeline',
+  'agent.mcp_tool_result': 'timeline',
+  'agent.thread_context_compacted': 'row',
+  'agent.thread_message_sent': 'row',
+  'agent.thread_message_received': 'row',
+  'session.status_running': 'timeline',
+  'session.status_idle': 'timeline',
+  'session.status_rescheduled': 'row',
+  'session.status_terminated': 'timeline',
+  'session.deleted': 'timeline',
+  'session.error': 'timeline',
+  'session.updated': 'row',
+  'session.usage': 'timeline',
+  'session.thread_created': 'row',
+  'session.thread_status_running': 'row',
+  'session.thread_status_idle': 'row',
+  'session.thread_status_rescheduled': 'row',
+  'session.thread_status_terminated': 'row',
+  'span.model_request_start': 'row',
+  'span.model_request_end': 'row',
+  'span.outcome_evaluation_start': 'row',
+  'span.outcome_evaluation_ongoing': 'row',
+  'span.outcome_evaluation_end': 'row',
+  'workflow_run.created': 'row',
+  'workflow_run.status_running': 'row',
+  'workflow_run.status_idle': 'row',
+  'workflow_run.status_ended': 'row',
+  'workflow_run.phase_started': 'row',
+  'workflow_run.phase_ended': 'row',
+  'workflow_run.error': 'row',
+  event_start: 'preview',
+  event_delta: 'preview',
+};
+
+/** The mapper reads every field defensively (open unions, older and newer API versions). */
+export type EventRecord = Record<string, unknown> & { id?: unknown; type?: unknown };
+
+/** An SDK-typed event as the record the mapper's defensive readers take. */
+export function eventRecord(event: ManagedAgentsEvent): EventRecord {
+  return event as unknown as EventRecord;
+}
 
 export type ToolKind = 'agent' | 'mcp' | 'custom';
 
@@ -104,6 +195,9 @@ export class ManagedAgentsMapper {
   private readonly runsEndedInStudio = new Set<string>();
   private expectedStudioInterrupts = 0;
   private closed = false;
+  private deleted = false;
+  /** budget.max_list_cost in minor units, from the session resource, session.updated or session.usage. */
+  private maxListCost: { minor: bigint; currency: string } | null = null;
 
   constructor(options: ManagedAgentsMapperOptions) {
     this.options = options;
@@ -114,9 +208,23 @@ export class ManagedAgentsMapper {
     return this.openRun?.runId ?? null;
   }
 
-  /** True once session.deleted / session.status_terminated was seen. */
+  /**
+   * True once session.deleted was seen: the bridge stops reading. A terminated session is closed
+   * in the studio but still read, because `session.deleted` can follow on the stream.
+   */
   get sessionClosed(): boolean {
-    return this.closed;
+    return this.deleted;
+  }
+
+  /** The session's budget (`budget: {type: 'limit', max_list_cost}` or null), from the resource. */
+  noteBudget(budget: unknown): void {
+    if (budget === null) {
+      this.maxListCost = null;
+      return;
+    }
+    if (!isRecord(budget)) return;
+    const cost = minorUnits(budget.max_list_cost);
+    if (cost) this.maxListCost = cost;
   }
 
   tool(toolUseId: string): Readonly<ToolState> | undefined {
@@ -242,10 +350,11 @@ export class ManagedAgentsMapper {
    * the studio's assistant messages. Returns null for a skipped event (it is not consumed: its
    * session-stream copy, which may share its id, must still be mapped).
    */
-  mapThreadEvent(event: ManagedAgentsEvent, threadId: string): EventDraft[] | null {
+  mapThreadEvent(input: ManagedAgentsEvent, threadId: string): EventDraft[] | null {
+    const event = eventRecord(input);
     const type = typeof event.type === 'string' ? event.type : '';
     if (THREAD_SKIPPED_TYPES.has(type) || type.startsWith('session.')) return null;
-    const attributed: ManagedAgentsEvent =
+    const attributed: EventRecord =
       typeof event.session_thread_id === 'string' && event.session_thread_id
         ? event
         : { ...event, session_thread_id: threadId };
@@ -260,11 +369,12 @@ export class ManagedAgentsMapper {
         ),
       ];
     }
-    return this.map(attributed);
+    return this.map(attributed as unknown as ManagedAgentsEvent);
   }
 
   /** Maps one event. Events without an id that are previews (event_start / event_delta) map to nothing. */
-  map(event: ManagedAgentsEvent): EventDraft[] {
+  map(input: ManagedAgentsEvent): EventDraft[] {
+    const event = eventRecord(input);
     const type = typeof event.type === 'string' ? event.type : '';
     const id = eventIdOf(event);
     switch (type) {
@@ -335,6 +445,7 @@ export class ManagedAgentsMapper {
       case 'session.error':
         return this.sessionError(event, id);
       case 'session.updated': {
+        if ('budget' in event) this.noteBudget(event.budget);
         const changed = Object.keys(event).filter(
           (k) => !['id', 'type', 'processed_at'].includes(k),
         );
@@ -408,7 +519,7 @@ export class ManagedAgentsMapper {
     }
   }
 
-  private userMessage(event: ManagedAgentsEvent, id: string | undefined): EventDraft[] {
+  private userMessage(event: EventRecord, id: string | undefined): EventDraft[] {
     const drafts: EventDraft[] = [];
     let started: EventDraft | null = null;
     if (!this.openRun || this.openRun.endedInStudio) {
@@ -431,7 +542,7 @@ export class ManagedAgentsMapper {
     return drafts;
   }
 
-  private userInterrupt(event: ManagedAgentsEvent, id: string | undefined): EventDraft[] {
+  private userInterrupt(event: EventRecord, id: string | undefined): EventDraft[] {
     const thread = str(event, 'session_thread_id');
     const hasOwnId = typeof event.id === 'string' && event.id.length > 0;
     let fromStudio = id !== undefined && (this.options.interruptFromStudio?.(id) ?? false);
@@ -453,7 +564,7 @@ export class ManagedAgentsMapper {
     ];
   }
 
-  private toolUse(event: ManagedAgentsEvent, id: string | undefined, kind: ToolKind): EventDraft[] {
+  private toolUse(event: EventRecord, id: string | undefined, kind: ToolKind): EventDraft[] {
     if (!id) return [this.foreignEvent(event, id, String(event.type))];
     if (this.tools.has(id)) return [];
     this.listedBeforeArrival.delete(id);
@@ -559,7 +670,7 @@ export class ManagedAgentsMapper {
     };
   }
 
-  private toolConfirmation(event: ManagedAgentsEvent, id: string | undefined): EventDraft[] {
+  private toolConfirmation(event: EventRecord, id: string | undefined): EventDraft[] {
     const toolUseId = str(event, 'tool_use_id');
     if (!toolUseId) return [this.foreignEvent(event, id, 'user.tool_confirmation')];
     // The same confirmation can come back on the primary and on a subagent thread with different ids.
@@ -634,7 +745,7 @@ export class ManagedAgentsMapper {
 
   private toolResult(
     toolUseId: string | undefined,
-    event: ManagedAgentsEvent,
+    event: EventRecord,
     id: string | undefined,
   ): EventDraft[] {
     const type = String(event.type);
@@ -732,7 +843,7 @@ export class ManagedAgentsMapper {
     return [this.log(id, 'debug', 'session.status_running', 'Running')];
   }
 
-  private statusIdle(event: ManagedAgentsEvent, id: string | undefined): EventDraft[] {
+  private statusIdle(event: EventRecord, id: string | undefined): EventDraft[] {
     const stop = obj(event, 'stop_reason');
     const reason = stop ? str(stop, 'type') : undefined;
     const run = this.openRun;
@@ -813,6 +924,7 @@ export class ManagedAgentsMapper {
         ...foreign(id, 'run'),
       });
     }
+    if (reason === 'deleted') this.deleted = true;
     if (!this.closed) {
       this.closed = true;
       drafts.push({
@@ -826,7 +938,7 @@ export class ManagedAgentsMapper {
     return drafts;
   }
 
-  private sessionError(event: ManagedAgentsEvent, id: string | undefined): EventDraft[] {
+  private sessionError(event: EventRecord, id: string | undefined): EventDraft[] {
     const error = obj(event, 'error') ?? {};
     const errorType = str(error, 'type') ?? 'unknown_error';
     const message = maskSecretText(str(error, 'message') ?? errorType, this.options.secrets);
@@ -859,7 +971,7 @@ export class ManagedAgentsMapper {
     return drafts;
   }
 
-  private usage(event: ManagedAgentsEvent, id: string | undefined): EventDraft[] {
+  private usage(event: EventRecord, id: string | undefined): EventDraft[] {
     const usage = obj(event, 'usage') ?? {};
     const dimensions: BudgetDimensionValue[] = [];
     const add = (name: string, consumed: number | undefined, unit: string) => {
@@ -882,10 +994,26 @@ export class ManagedAgentsMapper {
     add('CACHE_WRITE_TOKENS', creationTotal, 'tokens');
     const seconds = num(usage, 'active_seconds');
     add('WALL_CLOCK_MS', seconds === undefined ? undefined : seconds * 1000, 'ms');
-    const cost = obj(usage, 'list_cost');
-    const amount = cost ? (num(cost, 'amount') ?? numericString(cost.amount)) : undefined;
-    if (amount !== undefined)
-      add('PROVIDER_COST', amount * 1_000_000, `micro-${str(cost ?? {}, 'currency') ?? 'USD'}`);
+    if ('budget' in event) this.noteBudget(event.budget);
+    // list_cost.amount is an integer string of minor units ("137" is $1.37): converted exactly
+    // (BigInt) to the studio's money unit, micro-units of the currency, with the budget's
+    // max_list_cost as the limit.
+    const cost = minorUnits(usage.list_cost);
+    const limit =
+      this.maxListCost && (!cost || this.maxListCost.currency === cost.currency)
+        ? this.maxListCost
+        : null;
+    if (cost || limit) {
+      const currency = (cost ?? limit)?.currency ?? 'USD';
+      dimensions.push(
+        exactDimension(
+          'PROVIDER_COST',
+          microUnits(cost?.minor ?? 0n, currency),
+          limit ? microUnits(limit.minor, currency) : null,
+          `micro-${currency}`,
+        ),
+      );
+    }
     if (dimensions.length === 0) return [this.foreignEvent(event, id, 'session.usage')];
     return [
       {
@@ -897,7 +1025,7 @@ export class ManagedAgentsMapper {
     ];
   }
 
-  private thread(event: ManagedAgentsEvent, id: string | undefined, type: string): EventDraft[] {
+  private thread(event: EventRecord, id: string | undefined, type: string): EventDraft[] {
     const threadId = str(event, 'session_thread_id');
     if (!threadId) return [this.foreignEvent(event, id, type)];
     const agentName = str(event, 'agent_name');
@@ -926,7 +1054,7 @@ export class ManagedAgentsMapper {
     ];
   }
 
-  private workflow(event: ManagedAgentsEvent, id: string | undefined, type: string): EventDraft {
+  private workflow(event: EventRecord, id: string | undefined, type: string): EventDraft {
     const runName = str(event, 'name');
     const workflowRunId = str(event, 'workflow_run_id') ?? 'workflow';
     const label = runName ? `Workflow "${runName}"` : `Workflow ${workflowRunId}`;
@@ -1007,7 +1135,7 @@ export class ManagedAgentsMapper {
   }
 
   private foreignEvent(
-    event: ManagedAgentsEvent,
+    event: EventRecord,
     foreignId: string | undefined,
     foreignType: string,
   ): EventDraft {
@@ -1078,7 +1206,7 @@ interface Verdict {
  * Reads `evaluated_permission` and `evaluation` (both open unions). Anything unknown fails
  * closed: it needs a human.
  */
-export function evaluate(event: ManagedAgentsEvent): Verdict {
+export function evaluate(event: EventRecord): Verdict {
   const evaluation = obj(event, 'evaluation');
   const evaluationType = evaluation ? str(evaluation, 'type') : undefined;
   const nested = evaluation ? evaluation.evaluated_permission : undefined;
@@ -1153,7 +1281,8 @@ export function evaluate(event: ManagedAgentsEvent): Verdict {
 /** Thread-stream events that belong to the session stream's condensed view (see mapThreadEvent). */
 const THREAD_SKIPPED_TYPES = new Set(['user.message', 'user.interrupt', 'user.define_outcome']);
 
-export function eventIdOf(event: ManagedAgentsEvent): string | undefined {
+export function eventIdOf(input: ManagedAgentsEvent | EventRecord): string | undefined {
+  const event = input as EventRecord;
   if (typeof event.id === 'string' && event.id.length > 0) return event.id;
   if (typeof event.processed_at === 'string' && typeof event.type === 'string')
     return `${event.type}@${event.processed_at}`;
@@ -1200,10 +1329,46 @@ function foreign(id: string | undefined, suffix?: string): { foreignId?: string 
   return { foreignId: suffix ? `${id}/${suffix}` : id };
 }
 
-function numericString(value: unknown): number | undefined {
-  if (typeof value !== 'string') return undefined;
-  const n = Number(value);
-  return Number.isFinite(n) ? n : undefined;
+/**
+ * A `BetaMonetaryAmount` ({amount: integer decimal string of minor units, currency}) as an exact
+ * BigInt; null for anything else (a float, a negative, a missing currency).
+ */
+export function minorUnits(value: unknown): { minor: bigint; currency: string } | null {
+  if (!isRecord(value)) return null;
+  const amount = value.amount;
+  const currency = str(value, 'currency') ?? 'USD';
+  if (typeof amount === 'string' && /^(0|[1-9][0-9]{0,30})$/.test(amount))
+    return { minor: BigInt(amount), currency: currency.slice(0, 8) };
+  if (typeof amount === 'number' && Number.isSafeInteger(amount) && amount >= 0)
+    return { minor: BigInt(amount), currency: currency.slice(0, 8) };
+  return null;
+}
+
+/** ISO 4217 currencies whose minor unit is not 1/100 (the API prices in USD only today). */
+const MINOR_UNIT_DIGITS: Record<string, number> = { JPY: 0, KRW: 0, BHD: 3, KWD: 3, OMR: 3 };
+
+/** Minor units (cents for USD) as micro-units (10^-6 of the currency), exactly. */
+export function microUnits(minor: bigint, currency: string): bigint {
+  const digits = MINOR_UNIT_DIGITS[currency] ?? 2;
+  return minor * 10n ** BigInt(6 - digits);
+}
+
+function exactDimension(
+  name: string,
+  consumed: bigint,
+  limit: bigint | null,
+  unit: string,
+): BudgetDimensionValue {
+  const remaining = limit === null ? 0n : limit > consumed ? limit - consumed : 0n;
+  return {
+    name,
+    scope: 'SESSION',
+    limit: (limit ?? 0n).toString(),
+    reserved: '0',
+    consumed: consumed.toString(),
+    remaining: remaining.toString(),
+    unit,
+  };
 }
 
 function obj(record: Record<string, unknown>, key: string): Record<string, unknown> | undefined {

@@ -30,9 +30,17 @@ import {
 } from '../bridgeSupport.ts';
 import type { SessionInfo, Source, SourceHost, SourceStatus, ToolDecision } from '../Source.ts';
 import type { EventDraft } from '../../engine/eventDrafts.ts';
-import { ManagedAgentsClient, ManagedAgentsHttpError } from './ManagedAgentsClient.ts';
+import { SlicedIngest } from '../slicedIngest.ts';
+import { apiMessage, apiStatus, isFatalApiError, SessionsApi } from './sessionsApi.ts';
+import type {
+  BetaManagedAgentsEventParams,
+  BetaManagedAgentsUserToolConfirmationEventParams,
+} from '@anthropic-ai/sdk/resources/beta/sessions/events';
+import type { BetaManagedAgentsSession } from '@anthropic-ai/sdk/resources/beta/sessions/sessions';
 import {
   eventIdOf,
+  eventRecord,
+  type EventRecord,
   ManagedAgentsMapper,
   MANAGED_AGENTS_SOURCE_ID,
   type ManagedAgentsEvent,
@@ -41,7 +49,7 @@ import {
 export interface ManagedAgentsSourceOptions {
   /** Managed Agents session ids (`sesn_...`) to follow. */
   sessionIds: string[];
-  /** ANTHROPIC_API_KEY: sent only in the `x-api-key` header. */
+  /** ANTHROPIC_API_KEY: the SDK sends it only as `Authorization: Bearer`, never in a URL. */
   apiKey: string;
   /** API base URL (default https://api.anthropic.com); for proxies and tests. */
   baseUrl?: string;
@@ -53,6 +61,8 @@ export interface ManagedAgentsSourceOptions {
   confirmationRetry?: { attempts: number; initialMs: number; maxMs: number };
   /** TTL of the approvals the bridge requests (default and cap 120 s; they are requested again while the session waits). */
   approvalTtlMs?: number;
+  /** SDK retries of one request (default 2); the bridge's own reconnect loop comes on top. */
+  maxRetries?: number;
   fetch?: typeof fetch;
 }
 
@@ -80,6 +90,8 @@ interface Follow {
   detail: string | null;
   sessionKnown: boolean;
   threads: Map<string, ThreadFollow>;
+  /** Events of the session and its threads, applied in order in slices with group commit. */
+  inbox: SlicedIngest<() => void>;
 }
 
 interface ThreadFollow {
@@ -99,7 +111,7 @@ export class ManagedAgentsSource implements Source {
     'Claude Managed Agents has no checkpoint API: it snapshots its sandbox on its own when a session goes idle and offers no way to list or restore those snapshots.';
 
   private readonly options: ManagedAgentsSourceOptions;
-  private readonly client: ManagedAgentsClient;
+  private readonly api: SessionsApi;
   private logger: Logger;
   private readonly follows = new Map<string, Follow>();
   private readonly abort = new AbortController();
@@ -115,10 +127,18 @@ export class ManagedAgentsSource implements Source {
     this.options = options;
     this.logger = options.logger ?? SILENT_LOGGER;
     this.logger.addSecret(options.apiKey);
-    this.client = new ManagedAgentsClient({
+    this.api = new SessionsApi({
       apiKey: options.apiKey,
       baseUrl: options.baseUrl,
       fetch: options.fetch,
+      ...(options.maxRetries !== undefined ? { maxRetries: options.maxRetries } : {}),
+      // The SDK logs through the bridge's logger (which masks the key), once start() set it.
+      logger: {
+        info: (...a) => this.logger.info(...a),
+        warn: (...a) => this.logger.warn(...a),
+        error: (...a) => this.logger.error(...a),
+        addSecret: (secret) => this.logger.addSecret(secret),
+      },
     });
   }
 
@@ -144,6 +164,15 @@ export class ManagedAgentsSource implements Source {
         detail: null,
         sessionKnown: false,
         threads: new Map(),
+        inbox: new SlicedIngest<() => void>({
+          host,
+          apply: (ingest) => ingest(),
+          onError: (error) =>
+            this.logger.warn('managed-agents: could not map an event', {
+              session: foreignSessionId,
+              error: this.safeMessage(error),
+            }),
+        }),
         mapper: new ManagedAgentsMapper({
           now: () => host.now(),
           secrets: [this.options.apiKey],
@@ -170,11 +199,17 @@ export class ManagedAgentsSource implements Source {
   async stop(): Promise<void> {
     this.abort.abort();
     await Promise.allSettled(this.loops);
+    for (const follow of this.follows.values()) {
+      await follow.inbox.idle();
+      follow.inbox.stop();
+    }
     this.host?.setStatus('STOPPED', null);
   }
 
   async sendMessage(session: SessionInfo, content: string): Promise<{ runId: string }> {
     const follow = this.followFor(session.sessionId);
+    // What arrived before the message is mapped before its echo.
+    await follow.inbox.idle();
     const sent = await this.send(
       follow,
       [{ type: 'user.message', content: [{ type: 'text', text: content }] }],
@@ -186,7 +221,7 @@ export class ManagedAgentsSource implements Source {
         ...echo,
         type: 'user.message',
         content: echo.content ?? [{ type: 'text', text: content }],
-      });
+      } as ManagedAgentsEvent);
     } else {
       // The API answered without the sent event: record it under a local id and skip its echo.
       follow.unechoedMessages.push(content);
@@ -211,6 +246,7 @@ export class ManagedAgentsSource implements Source {
    */
   async cancelRun(session: SessionInfo, runId: string): Promise<void> {
     const follow = this.followFor(session.sessionId);
+    await follow.inbox.idle();
     const sent = await this.send(follow, [{ type: 'user.interrupt' }], 'interrupt');
     follow.mapper.runEndedInStudio(runId);
     const ids = sent
@@ -219,7 +255,10 @@ export class ManagedAgentsSource implements Source {
     for (const id of ids) follow.studioInterrupts.add(id);
     if (ids.length === 0) follow.mapper.expectStudioInterrupt();
     for (const event of sent)
-      this.ingest(follow, { ...event, type: event.type ?? 'user.interrupt' });
+      this.ingest(follow, {
+        ...event,
+        type: typeof event.type === 'string' ? event.type : 'user.interrupt',
+      } as ManagedAgentsEvent);
   }
 
   /**
@@ -252,13 +291,14 @@ export class ManagedAgentsSource implements Source {
         ErrorCode.APPROVAL_MISMATCH,
         'The argument hash does not match the call',
       );
-    const event: Record<string, unknown> = {
+    const event: BetaManagedAgentsUserToolConfirmationEventParams = {
       type: 'user.tool_confirmation',
       tool_use_id: toolUseId,
       result: decision.approved ? 'allow' : 'deny',
+      ...(!decision.approved && decision.reason
+        ? { deny_message: decision.reason.slice(0, 10_000) }
+        : {}),
     };
-    if (!decision.approved && decision.reason)
-      event.deny_message = decision.reason.slice(0, 10_000);
     follow.inFlight.add(toolUseId);
     try {
       await this.postConfirmation(follow, event);
@@ -297,27 +337,31 @@ export class ManagedAgentsSource implements Source {
       try {
         const host = this.requireHost();
         if (!follow.sessionKnown) {
-          const session = await this.client.getSession(follow.foreignSessionId, signal);
+          const session = await this.api.retrieveSession(follow.foreignSessionId, signal);
           host.ensureSession(sessionSpec(follow, session));
+          follow.mapper.noteBudget(session.budget);
           follow.sessionKnown = true;
         }
-        const stream = await this.client.openStream(follow.foreignSessionId, signal);
+        const stream = await this.api.openStream(follow.foreignSessionId, signal);
         const buffered: ManagedAgentsEvent[] = [];
         let caughtUp = false;
         const pumped = (async () => {
           for await (const event of stream) {
-            if (caughtUp) this.ingest(follow, event);
+            if (caughtUp) void follow.inbox.push(() => this.ingest(follow, event));
             else buffered.push(event);
-            if (follow.mapper.sessionClosed) return;
+            // session.deleted is the last event a session has: stop reading once it arrived.
+            if (event.type === 'session.deleted' || follow.mapper.sessionClosed) return;
           }
         })().then(
           () => null,
           (error: unknown) => error,
         );
-        const history = await this.client.listAllEvents(follow.foreignSessionId, signal);
-        for (const event of history) this.ingest(follow, event);
+        const history = await this.api.listAllEvents(follow.foreignSessionId, signal);
+        await follow.inbox.push(...history.map((event) => () => this.ingest(follow, event)));
         caughtUp = true;
-        for (const event of buffered.splice(0)) this.ingest(follow, event);
+        await follow.inbox.push(
+          ...buffered.splice(0).map((event) => () => this.ingest(follow, event)),
+        );
         await this.syncThreads(follow, signal);
         await Promise.all([...follow.threads.values()].map((t) => t.ready));
         this.resumeApprovals(follow);
@@ -337,7 +381,7 @@ export class ManagedAgentsSource implements Source {
         );
       } catch (error) {
         if (signal.aborted) break;
-        if (error instanceof ManagedAgentsHttpError && error.fatal) {
+        if (isFatalApiError(error)) {
           this.logger.error('managed-agents: giving up on a session', {
             session: follow.foreignSessionId,
             status: error.status,
@@ -376,7 +420,10 @@ export class ManagedAgentsSource implements Source {
   private async syncThreads(follow: Follow, signal: AbortSignal): Promise<void> {
     let threads: Record<string, unknown>[];
     try {
-      threads = await this.client.listAllThreads(follow.foreignSessionId, signal);
+      // Read defensively: the thread resource is an open shape across API versions.
+      threads = (await this.api.listAllThreads(follow.foreignSessionId, signal)).map(
+        (t) => t as unknown as Record<string, unknown>,
+      );
     } catch (error) {
       if (signal.aborted) return;
       this.logger.warn('managed-agents: could not list the session threads', {
@@ -441,7 +488,7 @@ export class ManagedAgentsSource implements Source {
     let attempt = 0;
     while (!signal.aborted) {
       try {
-        const stream = await this.client.openThreadStream(
+        const stream = await this.api.openThreadStream(
           follow.foreignSessionId,
           thread.threadId,
           signal,
@@ -450,21 +497,28 @@ export class ManagedAgentsSource implements Source {
         let caughtUp = false;
         const pumped = (async () => {
           for await (const event of stream) {
-            if (caughtUp) this.ingestThread(follow, thread.threadId, event);
+            if (caughtUp)
+              void follow.inbox.push(() => this.ingestThread(follow, thread.threadId, event));
             else buffered.push(event);
           }
         })().then(
           () => null,
           (error: unknown) => error,
         );
-        const history = await this.client.listAllThreadEvents(
+        const history = await this.api.listAllThreadEvents(
           follow.foreignSessionId,
           thread.threadId,
           signal,
         );
-        for (const event of history) this.ingestThread(follow, thread.threadId, event);
+        await follow.inbox.push(
+          ...history.map((event) => () => this.ingestThread(follow, thread.threadId, event)),
+        );
         caughtUp = true;
-        for (const event of buffered.splice(0)) this.ingestThread(follow, thread.threadId, event);
+        await follow.inbox.push(
+          ...buffered
+            .splice(0)
+            .map((event) => () => this.ingestThread(follow, thread.threadId, event)),
+        );
         attempt = 0;
         markReady();
         const streamError = await pumped;
@@ -476,7 +530,7 @@ export class ManagedAgentsSource implements Source {
       } catch (error) {
         if (signal.aborted) break;
         markReady();
-        if (error instanceof ManagedAgentsHttpError && error.fatal) {
+        if (isFatalApiError(error)) {
           this.logger.error('managed-agents: giving up on a thread', {
             ...where,
             status: error.status,
@@ -495,12 +549,14 @@ export class ManagedAgentsSource implements Source {
     if (thread.ended && !this.abort.signal.aborted) {
       // What the thread wrote between the last read and its end (e.g. its final denial).
       try {
-        const rest = await this.client.listAllThreadEvents(
+        const rest = await this.api.listAllThreadEvents(
           follow.foreignSessionId,
           thread.threadId,
           this.abort.signal,
         );
-        for (const event of rest) this.ingestThread(follow, thread.threadId, event);
+        await follow.inbox.push(
+          ...rest.map((event) => () => this.ingestThread(follow, thread.threadId, event)),
+        );
       } catch (error) {
         if (!this.abort.signal.aborted)
           this.logger.warn('managed-agents: could not read an ended thread', {
@@ -531,7 +587,8 @@ export class ManagedAgentsSource implements Source {
     }
   }
 
-  private ingest(follow: Follow, event: ManagedAgentsEvent): void {
+  private ingest(follow: Follow, input: ManagedAgentsEvent): void {
+    const event = eventRecord(input);
     const key = eventIdOf(event);
     if (key) {
       if (follow.seen.has(key)) return;
@@ -545,7 +602,7 @@ export class ManagedAgentsSource implements Source {
         return;
       }
     }
-    this.map(follow, event);
+    this.map(follow, input);
     const threadId = typeof event.session_thread_id === 'string' ? event.session_thread_id : '';
     if (event.type === 'session.thread_created' && threadId) this.startThread(follow, threadId);
     else if (event.type === 'session.thread_status_terminated' && threadId)
@@ -560,21 +617,24 @@ export class ManagedAgentsSource implements Source {
     appendNewDrafts(this.requireHost(), follow.studioSessionId, drafts, [this.options.apiKey]);
   }
 
-  private async postConfirmation(follow: Follow, event: Record<string, unknown>): Promise<void> {
+  private async postConfirmation(
+    follow: Follow,
+    event: BetaManagedAgentsUserToolConfirmationEventParams,
+  ): Promise<void> {
     const retry = this.options.confirmationRetry ?? { attempts: 6, initialMs: 250, maxMs: 4_000 };
     for (let attempt = 0; ; attempt += 1) {
       try {
-        await this.client.sendEvents(follow.foreignSessionId, [event], this.abort.signal);
+        await this.api.sendEvents(follow.foreignSessionId, [event], this.abort.signal);
         return;
       } catch (error) {
+        const status = apiStatus(error);
         const racing =
-          error instanceof ManagedAgentsHttpError &&
-          ((error.status === 400 && /does not match/i.test(error.message)) || error.status === 429);
+          (status === 400 && /does not match/i.test(apiMessage(error))) || status === 429;
         if (racing && attempt + 1 < retry.attempts) {
           this.logger.warn('managed-agents: confirmation not accepted yet; retrying', {
             session: follow.foreignSessionId,
             toolUseId: event.tool_use_id,
-            status: (error as ManagedAgentsHttpError).status,
+            status,
           });
           await sleep(
             backoffDelay(attempt, { initialMs: retry.initialMs, maxMs: retry.maxMs }),
@@ -582,7 +642,7 @@ export class ManagedAgentsSource implements Source {
           );
           continue;
         }
-        if (error instanceof ManagedAgentsHttpError && error.status === 400 && !racing) {
+        if (status === 400 && !racing) {
           follow.mapper.markNotConfirmable(String(event.tool_use_id));
           throw new StudioError(
             ErrorCode.APPROVAL_REVOKED,
@@ -600,11 +660,12 @@ export class ManagedAgentsSource implements Source {
 
   private async send(
     follow: Follow,
-    events: Record<string, unknown>[],
+    events: BetaManagedAgentsEventParams[],
     what: string,
-  ): Promise<ManagedAgentsEvent[]> {
+  ): Promise<EventRecord[]> {
     try {
-      return await this.client.sendEvents(follow.foreignSessionId, events, this.abort.signal);
+      const sent = await this.api.sendEvents(follow.foreignSessionId, events, this.abort.signal);
+      return sent.map(eventRecord);
     } catch (error) {
       throw this.studioError(error, what);
     }
@@ -612,8 +673,9 @@ export class ManagedAgentsSource implements Source {
 
   private studioError(error: unknown, what: string): StudioError {
     const message = this.safeMessage(error);
-    if (error instanceof ManagedAgentsHttpError) {
-      if (error.status === 401 || error.status === 403) {
+    const status = apiStatus(error);
+    if (status !== null) {
+      if (status === 401 || status === 403) {
         return new StudioError(
           ErrorCode.PROVIDER_UNAVAILABLE,
           `Managed Agents refused the ${what}: ${message}`,
@@ -622,12 +684,12 @@ export class ManagedAgentsSource implements Source {
           },
         );
       }
-      if (error.status === 404)
+      if (status === 404)
         return new StudioError(
           ErrorCode.SESSION_NOT_FOUND,
           `Managed Agents does not know this session: ${message}`,
         );
-      if (error.status === 400)
+      if (status === 400)
         return new StudioError(
           ErrorCode.BAD_REQUEST,
           `Managed Agents refused the ${what}: ${message}`,
@@ -681,7 +743,8 @@ export class ManagedAgentsSource implements Source {
   }
 }
 
-function sessionSpec(follow: Follow, session: Record<string, unknown>) {
+function sessionSpec(follow: Follow, resource: BetaManagedAgentsSession) {
+  const session = resource as unknown as Record<string, unknown>;
   const title =
     typeof session.title === 'string' && session.title.trim()
       ? session.title.trim().slice(0, 200)

@@ -171,7 +171,7 @@ describe('bridges in the real server', () => {
     expect(posts[0]?.json).toEqual({
       events: [{ type: 'user.tool_confirmation', tool_use_id: 'sevt_L006', result: 'allow' }],
     });
-    expect(posts[0]?.headers['x-api-key']).toBe(API_KEY);
+    expect(posts[0]?.headers.authorization).toBe(`Bearer ${API_KEY}`);
 
     const { events } = await waitForEvent(
       c,

@@ -206,16 +206,19 @@ describe('ManagedAgentsMapper', () => {
     expect(budget).toMatchObject({ type: 'BUDGET_UPDATED' });
     const dims = Object.fromEntries(
       (
-        budget as { budget: { dimensions: { name: string; consumed: string; unit: string }[] } }
-      ).budget.dimensions.map((d) => [d.name, [d.consumed, d.unit]]),
+        budget as {
+          budget: { dimensions: { name: string; consumed: string; limit: string; unit: string }[] };
+        }
+      ).budget.dimensions.map((d) => [d.name, [d.consumed, d.unit, d.limit]]),
     );
     expect(dims).toEqual({
-      INPUT_TOKENS: ['12000', 'tokens'],
-      OUTPUT_TOKENS: ['3400', 'tokens'],
-      CACHE_READ_TOKENS: ['8000', 'tokens'],
-      CACHE_WRITE_TOKENS: ['1500', 'tokens'],
-      WALL_CLOCK_MS: ['42500', 'ms'],
-      PROVIDER_COST: ['123400', 'micro-USD'],
+      INPUT_TOKENS: ['12000', 'tokens', '0'],
+      OUTPUT_TOKENS: ['3400', 'tokens', '0'],
+      CACHE_READ_TOKENS: ['8000', 'tokens', '0'],
+      CACHE_WRITE_TOKENS: ['1500', 'tokens', '0'],
+      WALL_CLOCK_MS: ['42500', 'ms', '0'],
+      // list_cost "1234" is $12.34 (minor units); budget.max_list_cost "2500" is $25.00.
+      PROVIDER_COST: ['12340000', 'micro-USD', '25000000'],
     });
   });
 

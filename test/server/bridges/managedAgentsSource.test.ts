@@ -106,20 +106,20 @@ describe('ManagedAgentsSource', () => {
 
     const paths = peer.requests.map((r) => `${r.method} ${r.url}`);
     expect(paths).toEqual([
-      `GET /v1/sessions/${foreignId}?beta=true`,
-      `GET /v1/sessions/${foreignId}/events/stream?beta=true`,
-      `GET /v1/sessions/${foreignId}/events?beta=true&limit=1000`,
-      `GET /v1/sessions/${foreignId}/events?beta=true&limit=1000&page=page_3`,
-      `GET /v1/sessions/${foreignId}/threads?beta=true&limit=1000`,
+      `GET /v1/sessions/${foreignId}`,
+      `GET /v1/sessions/${foreignId}/events/stream`,
+      `GET /v1/sessions/${foreignId}/events?limit=1000`,
+      `GET /v1/sessions/${foreignId}/events?limit=1000&page=page_3`,
+      `GET /v1/sessions/${foreignId}/threads?limit=1000`,
     ]);
     for (const request of peer.requests) {
       expect(request.headers).toMatchObject({
-        'x-api-key': API_KEY,
-        'anthropic-version': '2023-06-01',
+        authorization: `Bearer ${API_KEY}`,
+        'anthropic-version': '2026-10-21',
         'anthropic-beta': 'managed-agents-2026-04-01',
       });
+      expect(request.headers['x-api-key']).toBeUndefined();
     }
-    expect(peer.requests[1]?.headers.accept).toBe('text/event-stream');
 
     peer.emit(foreignId, section(s, 'live'));
     await host.waitFor(() => host.types(sessionId).includes('APPROVAL_REQUESTED'), 'the approval');
@@ -148,10 +148,10 @@ describe('ManagedAgentsSource', () => {
 
     const post = peer.requests.filter((r) => r.method === 'POST');
     expect(post).toHaveLength(1);
-    expect(post[0]?.url).toBe(`/v1/sessions/${foreignId}/events?beta=true`);
+    expect(post[0]?.url).toBe(`/v1/sessions/${foreignId}/events`);
     expect(post[0]?.headers).toMatchObject({
-      'x-api-key': API_KEY,
-      'anthropic-version': '2023-06-01',
+      authorization: `Bearer ${API_KEY}`,
+      'anthropic-version': '2026-10-21',
       'anthropic-beta': 'managed-agents-2026-04-01',
       'content-type': 'application/json',
     });
@@ -328,6 +328,22 @@ describe('ManagedAgentsSource', () => {
     expect(foreignIds).toEqual(expected);
   });
 
+  it('keeps reading a terminated session until session.deleted, then lets the stream go', async () => {
+    const { peer, host, source, foreignId, sessionId } = await setup('live-approval.json');
+    await source.start(host);
+    peer.emit(foreignId, [
+      { id: 'sevt_End1', type: 'session.status_terminated', processed_at: '2026-11-30T12:10:00Z' },
+    ]);
+    await host.waitFor(() => host.types(sessionId).includes('SESSION_CLOSED'), 'the close');
+    // Still following: what comes after the termination is read.
+    expect(peer.openStreams(foreignId)).toBe(1);
+    peer.emit(foreignId, [
+      { id: 'sevt_End2', type: 'session.deleted', processed_at: '2026-11-30T12:10:01Z' },
+    ]);
+    await host.waitFor(() => peer.openStreams(foreignId) === 0, 'the stream to close');
+    expect(host.events(sessionId).some((e) => e.foreignId === 'sevt_End2')).toBe(true);
+  });
+
   it('reconnects after an in-band error frame', async () => {
     const { s, peer, host, source, foreignId, sessionId } = await setup('live-approval.json');
     await source.start(host);
@@ -335,7 +351,7 @@ describe('ManagedAgentsSource', () => {
     await peer.waitForStreams(foreignId, 1);
     peer.emit(foreignId, section(s, 'live'));
     await host.waitFor(() => host.types(sessionId).includes('APPROVAL_REQUESTED'));
-    expect(host.logger.lines.some((l) => l.includes('stream error'))).toBe(true);
+    expect(host.logger.lines.some((l) => l.includes('Overloaded'))).toBe(true);
   });
 
   it('a restarted source re-pages everything and appends nothing already stored', async () => {

@@ -70,11 +70,12 @@ describe('ManagedAgentsSource subagent threads', () => {
     expect(paths).toContain(`/v1/sessions/${foreignId}/threads/${TESTER}/stream`);
     expect(paths).toContain(`/v1/sessions/${foreignId}/threads/${TESTER}/events`);
     expect(peer.threadRequests(foreignId, TESTER, '/events')[0]?.headers).toMatchObject({
-      'x-api-key': API_KEY,
+      authorization: `Bearer ${API_KEY}`,
       'anthropic-beta': 'managed-agents-2026-04-01',
     });
-    expect(peer.threadRequests(foreignId, TESTER, '/stream')[0]?.headers.accept).toBe(
-      'text/event-stream',
+    // The SDK sends `accept: application/json` on streams too; the API serves SSE regardless.
+    expect(peer.threadRequests(foreignId, TESTER, '/stream')[0]?.headers['anthropic-version']).toBe(
+      '2026-10-21',
     );
     // The tool use that needed no permission is only on the thread (pages of 2: cursor followed).
     expect(stored(host, 'sevt_T102').map((e) => e.type)).toEqual([

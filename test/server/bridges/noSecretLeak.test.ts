@@ -51,7 +51,7 @@ function expectNowhere(host: MemorySourceHost, secret: string, errors: unknown[]
 }
 
 describe('no secret leaks', () => {
-  it('Managed Agents: the API key only ever travels in x-api-key, and never reaches a log line or an event', async () => {
+  it('Managed Agents: the API key only ever travels in the Authorization header, and never reaches a log line or an event', async () => {
     const s = JSON.parse(
       readFileSync(
         new URL('../../fixtures/managed-agents/live-approval.json', import.meta.url),
@@ -149,7 +149,7 @@ describe('no secret leaks', () => {
     peer.dropStreams(foreignId);
     await peer.waitForStreams(foreignId, 1);
 
-    expectOnlyInHeader(peer.requests, API_KEY, 'x-api-key', API_KEY);
+    expectOnlyInHeader(peer.requests, API_KEY, 'authorization', `Bearer ${API_KEY}`);
     expectNowhere(host, API_KEY, errors);
   });
 
@@ -170,7 +170,7 @@ describe('no secret leaks', () => {
     cleanups.push(() => source.stop());
     await source.start(host);
     expect(host.lastStatus).toBe('FAILED');
-    expectOnlyInHeader(peer.requests, wrong, 'x-api-key', wrong);
+    expectOnlyInHeader(peer.requests, wrong, 'authorization', `Bearer ${wrong}`);
     expectNowhere(host, wrong, []);
   });
 

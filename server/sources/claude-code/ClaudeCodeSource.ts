@@ -1,0 +1,565 @@
+/**
+ * Claude Code as a source, on the official `@anthropic-ai/claude-agent-sdk` (the real Claude Code
+ * agent loop, run as the binary the SDK installs from its platform package).
+ *
+ * Each folder given with --claude-code is a project. A studio session in it starts one `query()`
+ * with streaming input on its first message; later messages continue the same conversation.
+ * `canUseTool` becomes the studio's exact-hash approval: the call is proposed and an approval
+ * requested; Approve answers `allow` with the input unchanged (after an exact pre-image checkpoint
+ * for a tool that can write), Deny answers `deny` with the person's reason, expiry answers `deny`
+ * saying so. The SDK is configured explicitly: cwd, permission mode "default", no allowedTools,
+ * no setting sources (none of the user's own Claude Code settings apply), and an environment
+ * built here (PATH, HOME, the key), so credentials stay in the server.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  query,
+  type CanUseTool,
+  type PermissionResult,
+  type Query,
+  type SDKMessage,
+  type SDKUserMessage,
+} from '@anthropic-ai/claude-agent-sdk';
+import { ErrorCode } from '../../../protocol/contract.ts';
+import { StudioError } from '../../engine/StudioError.ts';
+import type { EventDraft } from '../../engine/eventDrafts.ts';
+import type { Logger } from '../../logger.ts';
+import {
+  SILENT_LOGGER,
+  appendNewDrafts,
+  approvalExpiresAt,
+  approvalIdFor,
+  budgetDimension,
+  foreignEventDraft,
+  logDraft,
+  safeErrorMessage,
+} from '../bridgeSupport.ts';
+import {
+  foreignArgumentHash,
+  redactForeignPayload,
+  truncateText,
+  truncateUtf8,
+} from '../redact.ts';
+import type { SessionInfo, Source, SourceHost, ToolDecision } from '../Source.ts';
+
+export const CLAUDE_CODE_SOURCE_ID = 'claude-code';
+const TOOL_VERSION = 'claude-code';
+/** Tools that can change the folder: checkpointed (exact pre-image) before an allow. */
+const READ_ONLY_TOOLS = new Set([
+  'Read',
+  'Glob',
+  'Grep',
+  'LS',
+  'WebFetch',
+  'WebSearch',
+  'TodoWrite',
+]);
+
+export interface ClaudeCodeProject {
+  projectId: string;
+  name: string;
+  root: string;
+}
+
+export interface ClaudeCodeHooks {
+  /** Before answering `allow` to a tool that can write: an exact pre-image checkpoint. */
+  beforeAllow?: (ctx: { sessionId: string; runId: string | null }) => Promise<void>;
+  /** After each tool result. */
+  afterToolResult?: (ctx: { sessionId: string; runId: string | null }) => Promise<void>;
+}
+
+export interface ClaudeCodeSourceOptions {
+  projects: ClaudeCodeProject[];
+  /** ANTHROPIC_API_KEY: given to the Claude Code process only, in its environment. */
+  apiKey: string;
+  /** Messages API base URL (ANTHROPIC_BASE_URL for the process; tests point it at a fake). */
+  baseUrl?: string;
+  /** HOME of the Claude Code process (default: the server's). */
+  home?: string;
+  /** Extra environment for the process (e.g. CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC). */
+  env?: Record<string, string>;
+  logger?: Logger;
+  hooks?: ClaudeCodeHooks;
+  approvalTtlMs?: number;
+}
+
+interface PendingAsk {
+  toolCallId: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  argumentHash: string;
+  runId: string | null;
+  resolve: (result: PermissionResult) => void;
+}
+
+interface Conversation {
+  sessionId: string;
+  projectRoot: string;
+  query: Query;
+  /** Messages waiting for the SDK to pull them (streaming input). */
+  inbox: SDKUserMessage[];
+  wake: (() => void) | null;
+  runId: string | null;
+  claudeSessionId: string | null;
+  pending: Map<string, PendingAsk>;
+  pump: Promise<void>;
+  closed: boolean;
+}
+
+export class ClaudeCodeSource implements Source {
+  readonly sourceId = CLAUDE_CODE_SOURCE_ID;
+  readonly checkpointsSupported = true;
+  private readonly options: ClaudeCodeSourceOptions;
+  private readonly conversations = new Map<string, Conversation>();
+  private host: SourceHost | null = null;
+  private logger: Logger;
+
+  constructor(options: ClaudeCodeSourceOptions) {
+    if (!options.apiKey) throw new Error('Claude Code needs ANTHROPIC_API_KEY in the environment');
+    this.options = options;
+    this.logger = options.logger ?? SILENT_LOGGER;
+    this.logger.addSecret(options.apiKey);
+  }
+
+  get projects(): readonly ClaudeCodeProject[] {
+    return this.options.projects;
+  }
+
+  async start(host: SourceHost): Promise<void> {
+    this.host = host;
+    this.logger = this.options.logger ?? host.logger;
+    this.logger.addSecret(this.options.apiKey);
+    host.setStatus('LIVE', `${this.options.projects.length} project folder(s)`);
+  }
+
+  async stop(): Promise<void> {
+    for (const c of this.conversations.values()) {
+      c.closed = true;
+      for (const ask of c.pending.values())
+        ask.resolve({ behavior: 'deny', message: 'The studio stopped.' });
+      c.wake?.();
+      c.query.close?.();
+    }
+    await Promise.allSettled([...this.conversations.values()].map((c) => c.pump));
+    this.host?.setStatus('STOPPED', null);
+  }
+
+  async sendMessage(session: SessionInfo, content: string): Promise<{ runId: string }> {
+    const host = this.requireHost();
+    let conversation = this.conversations.get(session.sessionId);
+    if (!conversation || conversation.closed) conversation = this.open(session);
+    const newRun = conversation.runId === null;
+    if (newRun) conversation.runId = `run-${randomUUID()}`;
+    const runId = conversation.runId as string;
+    appendNewDrafts(
+      host,
+      session.sessionId,
+      [
+        ...(newRun ? [{ type: 'RUN_STARTED' as const, runId }] : []),
+        {
+          type: 'USER_MESSAGE',
+          runId,
+          messageId: `message-${randomUUID()}`,
+          role: 'USER',
+          content: truncateUtf8(content, 60_000),
+        },
+      ],
+      [this.options.apiKey],
+    );
+    conversation.inbox.push({
+      type: 'user',
+      message: { role: 'user', content },
+      parent_tool_use_id: null,
+      session_id: conversation.claudeSessionId ?? '',
+    });
+    conversation.wake?.();
+    return { runId };
+  }
+
+  async cancelRun(session: SessionInfo): Promise<void> {
+    const conversation = this.conversations.get(session.sessionId);
+    if (!conversation) throw new StudioError(ErrorCode.RUN_NOT_ACTIVE, 'No Claude Code run here');
+    for (const ask of conversation.pending.values())
+      ask.resolve({
+        behavior: 'deny',
+        message: 'The run was cancelled in the studio.',
+        interrupt: true,
+      });
+    conversation.pending.clear();
+    await conversation.query.interrupt();
+    conversation.runId = null;
+  }
+
+  async deliverDecision(decision: ToolDecision): Promise<void> {
+    const conversation = this.conversations.get(decision.sessionId);
+    const ask = conversation?.pending.get(decision.toolCallId);
+    if (!conversation || !ask)
+      throw new StudioError(
+        ErrorCode.APPROVAL_MISMATCH,
+        'Claude Code no longer waits for this call',
+      );
+    if (ask.argumentHash !== decision.argumentHash)
+      throw new StudioError(
+        ErrorCode.APPROVAL_MISMATCH,
+        'The argument hash does not match the call',
+      );
+    if (decision.approved && !READ_ONLY_TOOLS.has(ask.toolName) && this.options.hooks?.beforeAllow)
+      await this.options.hooks.beforeAllow({ sessionId: decision.sessionId, runId: ask.runId });
+    conversation.pending.delete(decision.toolCallId);
+    ask.resolve(
+      decision.approved
+        ? { behavior: 'allow', updatedInput: ask.input }
+        : { behavior: 'deny', message: decision.reason ?? 'Denied in the studio.' },
+    );
+  }
+
+  onDecisionRecorded(decision: ToolDecision): void {
+    if (!decision.approved) return;
+    const ask = { toolCallId: decision.toolCallId, toolName: decision.toolName };
+    queueMicrotask(() =>
+      this.append(decision.sessionId, [
+        this.toolDraft(ask, decision.runId, 'TOOL_DISPATCHED', 'DISPATCHED', decision.argumentHash),
+      ]),
+    );
+  }
+
+  onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
+    const conversation = this.conversations.get(decision.sessionId);
+    const ask = conversation?.pending.get(decision.toolCallId);
+    if (!conversation || !ask) return;
+    conversation.pending.delete(decision.toolCallId);
+    ask.resolve({
+      behavior: 'deny',
+      message: 'The approval expired in the studio before anyone decided; the call was not run.',
+    });
+  }
+
+  private open(session: SessionInfo): Conversation {
+    const project = this.options.projects.find((p) => p.projectId === session.projectId);
+    if (!project)
+      throw new StudioError(
+        ErrorCode.BAD_REQUEST,
+        'This session has no Claude Code project folder',
+      );
+    const conversation: Conversation = {
+      sessionId: session.sessionId,
+      projectRoot: project.root,
+      inbox: [],
+      wake: null,
+      runId: null,
+      claudeSessionId: null,
+      pending: new Map(),
+      closed: false,
+      query: null as unknown as Query,
+      pump: Promise.resolve(),
+    };
+    const prompt = async function* (): AsyncGenerator<SDKUserMessage> {
+      while (!conversation.closed) {
+        const next = conversation.inbox.shift();
+        if (next) {
+          yield next;
+          continue;
+        }
+        await new Promise<void>((resolve) => (conversation.wake = resolve));
+        conversation.wake = null;
+      }
+    };
+    const canUseTool: CanUseTool = (toolName, input, options) =>
+      this.ask(conversation, toolName, input, options);
+    conversation.query = query({
+      prompt: prompt(),
+      options: {
+        cwd: project.root,
+        permissionMode: 'default',
+        allowedTools: [],
+        settingSources: [],
+        includePartialMessages: false,
+        env: this.env(),
+        canUseTool,
+      },
+    });
+    conversation.pump = this.pump(conversation);
+    this.conversations.set(session.sessionId, conversation);
+    return conversation;
+  }
+
+  private env(): Record<string, string> {
+    return {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: this.options.home ?? process.env.HOME ?? '/tmp',
+      ANTHROPIC_API_KEY: this.options.apiKey,
+      ...(this.options.baseUrl ? { ANTHROPIC_BASE_URL: this.options.baseUrl } : {}),
+      ...this.options.env,
+    };
+  }
+
+  private async ask(
+    conversation: Conversation,
+    toolName: string,
+    input: Record<string, unknown>,
+    options: Parameters<CanUseTool>[2],
+  ): Promise<PermissionResult> {
+    const toolCallId = options.toolUseID ?? `tool-${randomUUID()}`;
+    const argumentHash = foreignArgumentHash(toolName, input);
+    const runId = conversation.runId;
+    const summary = summarize(toolName, input);
+    const reasons = [
+      ...(options.decisionReason ? [`Claude Code: ${options.decisionReason}`] : []),
+      ...(options.suggestions?.length
+        ? [`Suggested rules: ${truncateText(JSON.stringify(options.suggestions), 500)}`]
+        : []),
+    ];
+    return new Promise<PermissionResult>((resolve) => {
+      conversation.pending.set(toolCallId, {
+        toolCallId,
+        toolName,
+        input,
+        argumentHash,
+        runId,
+        resolve,
+      });
+      options.signal.addEventListener('abort', () => {
+        if (conversation.pending.delete(toolCallId))
+          resolve({ behavior: 'deny', message: 'The request was aborted.' });
+      });
+      this.append(conversation.sessionId, [
+        {
+          ...this.toolDraft(
+            { toolCallId, toolName },
+            runId,
+            'TOOL_PROPOSED',
+            'WAITING_FOR_APPROVAL',
+            argumentHash,
+          ),
+          safeSummary: summary,
+          argumentsJson: redactForeignPayload(input, { secrets: [this.options.apiKey] })
+            .payloadJson,
+          foreignId: `${toolCallId}/proposed`,
+        },
+        {
+          type: 'APPROVAL_REQUESTED',
+          runId,
+          approvalId: approvalIdFor(toolCallId, 1),
+          toolCallId,
+          argumentHash,
+          status: 'PENDING',
+          safeSummary: summary,
+          reasons: reasons.length > 0 ? reasons : ['Claude Code asks before this tool runs'],
+          expiresAt: approvalExpiresAt(this.requireHost().now(), this.options.approvalTtlMs),
+          foreignId: `${toolCallId}/approval`,
+        },
+      ]);
+    });
+  }
+
+  private async pump(conversation: Conversation): Promise<void> {
+    try {
+      for await (const message of conversation.query) {
+        const afterTool = this.map(conversation, message);
+        if (afterTool && this.options.hooks?.afterToolResult) {
+          try {
+            await this.options.hooks.afterToolResult({
+              sessionId: conversation.sessionId,
+              runId: conversation.runId,
+            });
+          } catch (error) {
+            this.logger.warn('claude-code: checkpoint after a tool result failed', {
+              error: safeErrorMessage(error, [this.options.apiKey]),
+            });
+          }
+        }
+      }
+    } catch (error) {
+      const message = safeErrorMessage(error, [this.options.apiKey]);
+      this.logger.warn('claude-code: the Claude Code process ended', { error: message });
+      if (conversation.runId)
+        this.append(conversation.sessionId, [
+          {
+            type: 'RUN_FAILED',
+            runId: conversation.runId,
+            reason: message,
+            code: 'claude_code_error',
+          },
+        ]);
+      conversation.runId = null;
+    } finally {
+      conversation.closed = true;
+    }
+  }
+
+  /** Maps one SDK message; returns true when it carried a tool result (checkpoint after it). */
+  private map(conversation: Conversation, message: SDKMessage): boolean {
+    const sessionId = conversation.sessionId;
+    const runId = conversation.runId;
+    const secrets = [this.options.apiKey];
+    switch (message.type) {
+      case 'system':
+        if (message.subtype === 'init') {
+          conversation.claudeSessionId = message.session_id;
+          this.append(sessionId, [
+            logDraft(
+              {
+                runId,
+                level: 'info',
+                origin: 'claude-code',
+                message: `Claude Code ${message.claude_code_version}: model ${message.model}, permission mode ${message.permissionMode}, tools ${message.tools.join(', ')}`,
+              },
+              secrets,
+              `${message.uuid}`,
+            ),
+          ]);
+          return false;
+        }
+        break;
+      case 'assistant': {
+        const drafts: EventDraft[] = [];
+        message.message.content.forEach((block, index) => {
+          if (block.type === 'text' && block.text.trim()) {
+            drafts.push({
+              type: 'ASSISTANT_MESSAGE',
+              runId,
+              messageId: `${message.message.id}-${index}`,
+              role: 'ASSISTANT',
+              content: truncateUtf8(block.text, 60_000),
+              foreignId: `${message.uuid}/${index}`,
+            });
+          } else if (block.type === 'tool_use') {
+            const input = (block.input ?? {}) as Record<string, unknown>;
+            drafts.push({
+              ...this.toolDraft(
+                { toolCallId: block.id, toolName: block.name },
+                runId,
+                'TOOL_PROPOSED',
+                'PROPOSED',
+                foreignArgumentHash(block.name, input),
+              ),
+              safeSummary: summarize(block.name, input),
+              argumentsJson: redactForeignPayload(input, { secrets }).payloadJson,
+              foreignId: `${block.id}/proposed`,
+            });
+          } else if (block.type === 'thinking') {
+            drafts.push(
+              logDraft(
+                { runId, level: 'debug', origin: 'thinking', message: block.thinking },
+                secrets,
+                `${message.uuid}/${index}`,
+              ),
+            );
+          }
+        });
+        this.append(sessionId, drafts);
+        return false;
+      }
+      case 'user': {
+        const content = message.message.content;
+        if (!Array.isArray(content)) return false;
+        const drafts: EventDraft[] = [];
+        for (const block of content) {
+          if (typeof block !== 'object' || block === null || block.type !== 'tool_result') continue;
+          const failed = block.is_error === true;
+          drafts.push({
+            ...this.toolDraft(
+              { toolCallId: block.tool_use_id, toolName: 'tool' },
+              runId,
+              failed ? 'TOOL_FAILED' : 'TOOL_SUCCEEDED',
+              failed ? 'FAILED' : 'SUCCEEDED',
+              null,
+            ),
+            resultJson: redactForeignPayload(block.content ?? null, { secrets }).payloadJson,
+            foreignId: `${block.tool_use_id}/result`,
+          });
+        }
+        this.append(sessionId, drafts);
+        return drafts.length > 0;
+      }
+      case 'result': {
+        const ended = conversation.runId;
+        conversation.runId = null;
+        if (!ended) return false;
+        const usage = message.usage;
+        this.append(sessionId, [
+          {
+            type: 'BUDGET_UPDATED',
+            runId: ended,
+            budget: {
+              dimensions: [
+                budgetDimension('INPUT_TOKENS', usage.input_tokens ?? 0, null, 'tokens'),
+                budgetDimension('OUTPUT_TOKENS', usage.output_tokens ?? 0, null, 'tokens'),
+                budgetDimension(
+                  'PROVIDER_COST',
+                  (message.total_cost_usd ?? 0) * 1_000_000,
+                  null,
+                  'micro-USD',
+                ),
+              ],
+              resetAt: null,
+              platformFunded: false,
+              payer: 'USER',
+            },
+          },
+          message.subtype === 'success' && !message.is_error
+            ? { type: 'RUN_SUCCEEDED', runId: ended, foreignId: `${message.uuid}/run` }
+            : {
+                type: 'RUN_FAILED',
+                runId: ended,
+                reason: message.subtype,
+                code: message.subtype,
+                foreignId: `${message.uuid}/run`,
+              },
+        ]);
+        return false;
+      }
+      default:
+        break;
+    }
+    this.append(sessionId, [
+      foreignEventDraft(
+        { source: CLAUDE_CODE_SOURCE_ID, runId, foreignType: message.type, payload: message },
+        secrets,
+        'uuid' in message && typeof message.uuid === 'string' ? message.uuid : undefined,
+      ),
+    ]);
+    return false;
+  }
+
+  private toolDraft(
+    tool: { toolCallId: string; toolName: string },
+    runId: string | null,
+    type: 'TOOL_PROPOSED' | 'TOOL_DISPATCHED' | 'TOOL_SUCCEEDED' | 'TOOL_FAILED',
+    status: 'PROPOSED' | 'WAITING_FOR_APPROVAL' | 'DISPATCHED' | 'SUCCEEDED' | 'FAILED',
+    argumentHash: string | null,
+  ): EventDraft & { type: typeof type } {
+    return {
+      type,
+      runId,
+      toolCallId: tool.toolCallId,
+      toolName: tool.toolName,
+      toolVersion: TOOL_VERSION,
+      status,
+      argumentHash,
+      executor: null,
+    } as EventDraft & { type: typeof type };
+  }
+
+  private append(sessionId: string, drafts: EventDraft[]): void {
+    if (drafts.length === 0) return;
+    appendNewDrafts(this.requireHost(), sessionId, drafts, [this.options.apiKey]);
+  }
+
+  private requireHost(): SourceHost {
+    if (!this.host) throw new Error('ClaudeCodeSource used before start()');
+    return this.host;
+  }
+}
+
+function summarize(toolName: string, input: Record<string, unknown>): string {
+  const target =
+    typeof input.file_path === 'string'
+      ? input.file_path
+      : typeof input.command === 'string'
+        ? input.command
+        : typeof input.pattern === 'string'
+          ? input.pattern
+          : '';
+  return truncateText(target ? `${toolName} ${target}` : toolName, 200);
+}
