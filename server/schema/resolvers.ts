@@ -551,10 +551,12 @@ export function makeResolvers() {
     CrowdyStudioAgentEvent: byTypename,
     AgentEventBase: byTypename,
     ...Object.fromEntries(
-      Object.entries({ ...linked, ...checkpointFileResolvers }).map(([type, fields]) => [
-        type,
-        guardAll(fields as unknown as Record<string, Resolver>),
-      ]),
+      Object.entries({
+        ...linked,
+        ...checkpointFileResolvers,
+        // Both add fields to these types: keep both sets.
+        StudioProject: { ...linked.StudioProject, ...checkpointFileResolvers.StudioProject },
+      }).map(([type, fields]) => [type, guardAll(fields as unknown as Record<string, Resolver>)]),
     ),
   };
 }
