@@ -38,9 +38,24 @@ import { normalizeRestorePaths, selectedManifest } from './restoreSelection.ts';
 import { validateDraft } from './validateDraft.ts';
 import { registryDigest, toolsForMode } from './toolRegistry.ts';
 import { canonicalJson } from '../workspace/canonicalJson.ts';
-import { sha256Digest } from '../workspace/manifest.ts';
+import {
+  canonicalManifestHash,
+  diffManifests,
+  sha256Digest,
+  sortManifest,
+} from '../workspace/manifest.ts';
 import { ContentStore } from '../workspace/contentStore.ts';
-import { ProjectWorkspace } from '../workspace/ProjectWorkspace.ts';
+import { ProjectWorkspace, type RestoreResult } from '../workspace/ProjectWorkspace.ts';
+import type { CapturePatterns } from '../workspace/ignoreRules.ts';
+import type { ManifestFile } from '../workspace/manifest.ts';
+import { WorkspaceError } from '../workspace/WorkspaceError.ts';
+import {
+  GC_GRACE_MS,
+  eventFilesFor,
+  isRetained,
+  totalBytes,
+  type EventFiles,
+} from './checkpointContent.ts';
 import { Notifier } from './Notifier.ts';
 import {
   ErrorCode,
@@ -71,6 +86,8 @@ export interface EngineOptions {
   workspaceLeaseMs?: number;
   /** How often timers (expiry, heartbeats, leases) are checked. */
   sweepIntervalMs?: number;
+  /** Per-file cap of checkpoints (bytes) for projects that do not set their own; default 50 MiB. */
+  checkpointMaxFileBytes?: number;
   now?: () => number;
 }
 
@@ -109,6 +126,9 @@ type AfterCommit =
   | { kind: 'ruled'; approvalId: string; approved: boolean }
   | { kind: 'stopRun'; sessionId: string; runId: string };
 
+/** `contentHash` of the empty manifest `{"files":[]}`. */
+const EMPTY_MANIFEST_HASH = canonicalManifestHash([]);
+
 /** Tools the engine itself executes after approval, whatever the session's source. */
 const ENGINE_TOOLS = new Set(['project.checkpoint.restore']);
 
@@ -124,6 +144,7 @@ export class Engine {
     { status: SourceStatus; detail: string | null }
   >();
   private readonly workspaces = new Map<string, ProjectWorkspace>();
+  private readonly checkpointMaxFileBytes: number | undefined;
   private readonly inFlight = new Map<string, Promise<unknown>>();
   private readonly deciding = new Set<string>();
   private readonly clock: () => number;
@@ -145,6 +166,7 @@ export class Engine {
     this.heartbeatStaleMs = options.heartbeatStaleMs ?? HEARTBEAT_STALE_MS;
     this.workspaceLeaseMs = options.workspaceLeaseMs ?? WORKSPACE_LEASE_MS;
     this.sweepIntervalMs = options.sweepIntervalMs ?? 250;
+    this.checkpointMaxFileBytes = options.checkpointMaxFileBytes;
     mkdirSync(join(this.dataDir, 'blobs'), { recursive: true });
     mkdirSync(join(this.dataDir, 'journal'), { recursive: true });
     this.contentStore = new ContentStore(join(this.dataDir, 'blobs'));
@@ -165,6 +187,7 @@ export class Engine {
   /** Finishes interrupted restores, then starts the timers. */
   start(): void {
     this.recoverRestores();
+    this.collectGarbageSafely();
     this.sweepTimer = setInterval(() => {
       try {
         this.sweep();
@@ -688,7 +711,12 @@ export class Engine {
   checkpointsSupported(sessionId: string): { supported: boolean; reason: string | null } {
     const session = this.requireSession(sessionId);
     const source = this.sources.get(session.source);
-    if (session.projectId) return { supported: true, reason: null };
+    if (session.projectId) {
+      const unavailable = this.store.getProject(session.projectId)?.unavailableReason;
+      if (unavailable)
+        return { supported: false, reason: `The project is unavailable: ${unavailable}` };
+      return { supported: true, reason: null };
+    }
     if (source && !source.checkpointsSupported)
       return {
         supported: false,
@@ -1028,7 +1056,9 @@ export class Engine {
     const project = this.projectOfSession(sessionId);
     if (!project) return null;
     const ws = this.workspace(project.projectId);
-    const hashes = new Map(project.files.map((f) => [f.path, f.contentHash]));
+    const hashes = new Map(
+      this.projectFiles(project.projectId).map((f) => [f.path, f.contentHash]),
+    );
     return computeProposalDiff(changes, (path) => {
       const contentHash = hashes.get(path) ?? null;
       if (contentHash === null) return { text: null, contentHash: null, opaque: false };
@@ -1045,7 +1075,9 @@ export class Engine {
   private changedTargets(call: ToolCallRecord): string[] {
     if (!call.diff || call.diff.files.length === 0) return [];
     const project = this.projectOfSession(call.sessionId);
-    const now = new Map((project?.files ?? []).map((f) => [f.path, f.contentHash]));
+    const now = new Map(
+      (project ? this.projectFiles(project.projectId) : []).map((f) => [f.path, f.contentHash]),
+    );
     return call.diff.files
       .filter((f) => (now.get(f.path) ?? null) !== f.beforeHash)
       .map((f) => f.path);
@@ -1540,53 +1572,143 @@ export class Engine {
   // Projects, checkpoints, restore
   // ------------------------------------------------------------------------------------------
 
-  /** Registers (or re-opens) a project folder; a folder edited while the studio was away gets a new revision. */
-  registerProject(input: { projectId: string; name: string; root: string }): ProjectRecord {
-    const ws = new ProjectWorkspace({
-      projectId: input.projectId,
-      root: input.root,
-      contentStore: this.contentStore,
-      journalDir: join(this.dataDir, 'journal', input.projectId),
-    });
-    this.workspaces.set(input.projectId, ws);
-    ws.recover();
-    if (this.sweepTimer) this.recoverRestores();
+  /**
+   * Registers (or re-opens) a project folder; a folder edited while the studio was away gets a
+   * new revision. A folder the workspace cannot read (missing, permissions, a name no manifest
+   * can hold, an interrupted change it cannot finish safely) makes the project unavailable, with
+   * the reason on the record and in the log: it never throws, so one odd project never stops
+   * the studio. Every source registers its folders here (demo projects, `--leviath-workspace`,
+   * a runtime's working directory).
+   */
+  registerProject(input: {
+    projectId: string;
+    name: string;
+    root: string;
+    /** Include/exclude patterns (`.gitignore` syntax) on top of the folder's ignore files. */
+    patterns?: CapturePatterns;
+    /** Per-file cap (bytes); default the engine's `checkpointMaxFileBytes`, else 50 MiB. */
+    maxFileBytes?: number;
+  }): ProjectRecord {
     const existing = this.store.getProject(input.projectId);
-    if (!existing) {
-      const snap = ws.snapshot();
-      const record: ProjectRecord = {
+    let ws: ProjectWorkspace;
+    try {
+      const maxFileBytes = input.maxFileBytes ?? this.checkpointMaxFileBytes;
+      ws = new ProjectWorkspace({
         projectId: input.projectId,
-        name: input.name,
         root: input.root,
-        revision: '1',
-        contentHash: snap.contentHash,
-        files: snap.files,
-        updatedAt: this.iso(),
-      };
-      this.store.putProject(record);
-      return record;
+        contentStore: this.contentStore,
+        journalDir: join(this.dataDir, 'journal', input.projectId),
+        ...(input.patterns ? { patterns: input.patterns } : {}),
+        ...(maxFileBytes !== undefined ? { maxFileBytes } : {}),
+      });
+    } catch (error) {
+      return this.markUnavailable(input, existing, error);
     }
-    return this.syncProject(input.projectId);
+    this.workspaces.set(input.projectId, ws);
+    try {
+      ws.recover();
+      if (this.sweepTimer) this.recoverRestores();
+      if (
+        !existing ||
+        existing.unavailableReason !== undefined ||
+        existing.fileCount === undefined
+      ) {
+        const snap = ws.snapshot();
+        const record: ProjectRecord = {
+          projectId: input.projectId,
+          name: input.name,
+          root: input.root,
+          revision: existing
+            ? existing.contentHash === snap.contentHash
+              ? existing.revision
+              : (BigInt(existing.revision) + 1n).toString()
+            : '1',
+          contentHash: snap.contentHash,
+          fileCount: snap.files.length,
+          totalBytes: String(totalBytes(snap.files)),
+          recordedContentHash: existing?.recordedContentHash ?? snap.contentHash,
+          lastCheckpointContentHash: existing?.lastCheckpointContentHash ?? null,
+          unavailableReason: null,
+          updatedAt: this.iso(),
+        };
+        this.store.putProject(record);
+        return record;
+      }
+      return this.syncProject(input.projectId);
+    } catch (error) {
+      return this.markUnavailable(input, existing, error);
+    }
+  }
+
+  private markUnavailable(
+    input: { projectId: string; name: string; root: string },
+    existing: ProjectRecord | null,
+    error: unknown,
+  ): ProjectRecord {
+    const reason =
+      error instanceof WorkspaceError || error instanceof StudioError
+        ? error.message
+        : String(error);
+    this.logger.error('project unavailable', { projectId: input.projectId, reason });
+    const record: ProjectRecord = {
+      projectId: input.projectId,
+      name: input.name,
+      root: input.root,
+      revision: existing?.revision ?? '1',
+      contentHash: existing?.contentHash ?? EMPTY_MANIFEST_HASH,
+      fileCount: existing?.fileCount ?? 0,
+      totalBytes: existing?.totalBytes ?? '0',
+      recordedContentHash: existing?.recordedContentHash ?? null,
+      lastCheckpointContentHash: existing?.lastCheckpointContentHash ?? null,
+      unavailableReason: reason,
+      updatedAt: this.iso(),
+    };
+    this.store.putProject(record);
+    return record;
   }
 
   workspace(projectId: string): ProjectWorkspace {
     const ws = this.workspaces.get(projectId);
+    const unavailable = this.store.getProject(projectId)?.unavailableReason;
+    if (unavailable)
+      throw new StudioError(
+        ErrorCode.HOST_UNAVAILABLE,
+        `Project ${projectId} is unavailable: ${unavailable}`,
+      );
     if (!ws)
       throw new StudioError(ErrorCode.CHECKPOINT_NOT_FOUND, `Project ${projectId} is not open.`);
     return ws;
   }
 
-  /** Rescans the folder; if a human changed it, the project moves to a new revision. */
+  /**
+   * Rescans the folder (the stat cache makes this cheap); if a human changed it, the project
+   * moves to a new revision. A scan failure marks the project unavailable (and a later scan
+   * that succeeds makes it available again); the record is returned either way.
+   */
   syncProject(projectId: string): ProjectRecord {
     const record = this.store.getProject(projectId);
     if (!record) throw new StudioError(ErrorCode.BAD_REQUEST, `No project ${projectId}.`);
-    const snap = this.workspace(projectId).snapshot();
-    if (snap.contentHash === record.contentHash) return record;
+    const ws = this.workspaces.get(projectId);
+    if (!ws) return record;
+    let snap: { files: ManifestFile[]; contentHash: string };
+    try {
+      if (ws.hasPendingJournal()) ws.recover();
+      snap = ws.state();
+    } catch (error) {
+      if (record.unavailableReason) return record;
+      return this.markUnavailable(record, record, error);
+    }
+    if (snap.contentHash === record.contentHash && !record.unavailableReason) return record;
     const next: ProjectRecord = {
       ...record,
-      revision: (BigInt(record.revision) + 1n).toString(),
+      revision:
+        snap.contentHash === record.contentHash
+          ? record.revision
+          : (BigInt(record.revision) + 1n).toString(),
       contentHash: snap.contentHash,
-      files: snap.files,
+      fileCount: snap.files.length,
+      totalBytes: String(totalBytes(snap.files)),
+      unavailableReason: null,
       updatedAt: this.iso(),
     };
     this.store.putProject(next);
@@ -1597,6 +1719,49 @@ export class Engine {
     const session = this.requireSession(sessionId);
     if (!session.projectId) return null;
     return this.syncProject(session.projectId);
+  }
+
+  /** The project's files now, sorted by path (served paged by `StudioProject.files`). */
+  projectFiles(projectId: string): ManifestFile[] {
+    return this.workspace(projectId).state().files;
+  }
+
+  /**
+   * A checkpoint's whole manifest. Checkpoints recorded before manifests were stored apart
+   * carry it in their record (at most 128 files then).
+   */
+  checkpointFiles(checkpoint: CheckpointRecord): ManifestFile[] {
+    const ws = this.workspace(checkpoint.projectId);
+    if (ws.hasManifest(checkpoint.contentHash)) return ws.manifest(checkpoint.contentHash);
+    if (canonicalManifestHash(checkpoint.files) === checkpoint.contentHash)
+      return sortManifest(checkpoint.files);
+    throw new StudioError(
+      ErrorCode.CHECKPOINT_NOT_FOUND,
+      `The content of checkpoint ${checkpoint.checkpointId} is no longer stored.`,
+    );
+  }
+
+  /**
+   * What restoring `checkpoint` would do now: counts, every path, what cannot be put back, and
+   * which of the paths changed on disk since the studio last recorded the project
+   * ("changed outside the agent": the restore would throw that work away).
+   */
+  restorePreview(checkpoint: CheckpointRecord, paths: readonly string[] | null = null) {
+    const ws = this.workspace(checkpoint.projectId);
+    const target = paths
+      ? selectedManifest(ws.state().files, this.checkpointFiles(checkpoint), paths)
+      : this.checkpointFiles(checkpoint);
+    const plan = ws.previewRestore(target);
+    const project = this.syncProject(checkpoint.projectId);
+    const drifted = new Set<string>();
+    if (project.recordedContentHash && project.recordedContentHash !== project.contentHash) {
+      if (ws.hasManifest(project.recordedContentHash)) {
+        const diff = diffManifests(ws.manifest(project.recordedContentHash), ws.state().files);
+        for (const f of [...diff.added, ...diff.removed]) drifted.add(f.path);
+        for (const c of diff.changed) drifted.add(c.path);
+      }
+    }
+    return { plan, drifted };
   }
 
   /** Takes a checkpoint of the session's project now and appends CHECKPOINT_CREATED. */
@@ -1611,7 +1776,9 @@ export class Engine {
         ErrorCode.STUDIO_CHECKPOINTS_UNSUPPORTED,
         this.checkpointsSupported(sessionId).reason ?? 'No project.',
       );
-    const snap = this.workspace(project.projectId).snapshot();
+    const ws = this.workspace(project.projectId);
+    const snap = ws.snapshot();
+    const eventFiles = eventFilesFor(this.previousManifest(ws, project), snap.files);
     const checkpointId = `cp_${randomUUID()}`;
     this.append(sessionId, [
       {
@@ -1621,13 +1788,67 @@ export class Engine {
         projectRevision: project.revision,
         contentHash: snap.contentHash,
         reason,
-        files: snap.files,
+        ...eventFiles,
         exactPreImage: options.exactPreImage ?? false,
       },
     ]);
+    this.store.putProject({
+      ...(this.store.getProject(project.projectId) ?? project),
+      recordedContentHash: snap.contentHash,
+      lastCheckpointContentHash: snap.contentHash,
+    });
     const record = this.store.getCheckpoint(checkpointId);
     if (!record) throw new Error('checkpoint vanished');
     return record;
+  }
+
+  /** The manifest the next checkpoint event is compared with (empty when none is stored). */
+  private previousManifest(ws: ProjectWorkspace, project: ProjectRecord): ManifestFile[] {
+    const hash = project.lastCheckpointContentHash;
+    if (!hash || !ws.hasManifest(hash)) return [];
+    return ws.manifest(hash);
+  }
+
+  /**
+   * Removes stored content no retained checkpoint refers to (the rule: `isRetained` in
+   * checkpointContent.ts, plus every project's current and recorded state). Never runs while a
+   * restore job or an interrupted change is pending; content younger than an hour is never
+   * removed, so a checkpoint being written is safe. Returns null when it did not run.
+   */
+  collectGarbage(options: { graceMs?: number } = {}) {
+    if (this.store.listRestoreJobs().length > 0) return null;
+    for (const ws of this.workspaces.values()) if (ws.hasPendingJournal()) return null;
+    const live = new Set<string>();
+    const now = this.now();
+    const keepManifest = (ws: ProjectWorkspace, hash: string | null): void => {
+      if (!hash || live.has(hash) || !ws.hasManifest(hash)) return;
+      live.add(hash);
+      for (const f of ws.manifest(hash)) if (!f.notCaptured) live.add(f.contentHash);
+    };
+    for (const [projectId, ws] of this.workspaces) {
+      const project = this.store.getProject(projectId);
+      // An unavailable project's stored states are kept like any other's.
+      if (!project) continue;
+      keepManifest(ws, project.contentHash);
+      keepManifest(ws, project.recordedContentHash);
+      keepManifest(ws, project.lastCheckpointContentHash);
+      const checkpoints = this.store.listCheckpointsOfProject(projectId);
+      checkpoints.forEach((c, i) => {
+        if (isRetained(c, i === 0, now)) keepManifest(ws, c.contentHash);
+        for (const f of c.files) if (!ws.hasManifest(c.contentHash)) live.add(f.contentHash);
+      });
+    }
+    return this.contentStore.collectGarbage({ live, graceMs: options.graceMs ?? GC_GRACE_MS, now });
+  }
+
+  private collectGarbageSafely(): void {
+    try {
+      const result = this.collectGarbage();
+      if (result && result.blobsRemoved > 0)
+        this.logger.info('checkpoint content collected', { ...result });
+    } catch (error) {
+      this.logger.error('checkpoint garbage collection failed', { error: String(error) });
+    }
   }
 
   /** studioCreateCheckpoint: a MANUAL checkpoint (needs the attached epoch). */
@@ -1669,10 +1890,12 @@ export class Engine {
       })),
     );
     const next: ProjectRecord = {
-      ...project,
+      ...(this.store.getProject(project.projectId) ?? project),
       revision: (BigInt(project.revision) + 1n).toString(),
       contentHash: applied.contentHash,
-      files: applied.files,
+      fileCount: applied.files.length,
+      totalBytes: String(totalBytes(applied.files)),
+      recordedContentHash: ws.storeManifest(applied.files),
       updatedAt: this.iso(),
     };
     this.store.putProject(next);
@@ -1724,10 +1947,7 @@ export class Engine {
     this.requireOpen(session);
     const { checkpoint, project } = this.checkRestorable(session.sessionId, input);
     const paths = normalizeRestorePaths(input.paths);
-    const targetFiles = paths
-      ? selectedManifest(project.files, checkpoint.files, paths)
-      : checkpoint.files;
-    const diff = this.workspaceDiffSummary(project.files, targetFiles);
+    const diff = this.workspaceDiffSummary(checkpoint, paths);
     const summary =
       (paths
         ? `Restore ${paths.length} path(s) of project "${project.name}" (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}) from checkpoint ${checkpoint.checkpointId} `
@@ -1752,21 +1972,28 @@ export class Engine {
   }
 
   private workspaceDiffSummary(
-    current: CheckpointRecord['files'],
-    target: CheckpointRecord['files'],
+    checkpoint: CheckpointRecord,
+    paths: readonly string[] | null = null,
   ): string {
-    const now = new Map(current.map((f) => [`${f.target}:${f.path}`, f.contentHash]));
-    const then = new Map(target.map((f) => [`${f.target}:${f.path}`, f.contentHash]));
-    let changed = 0;
-    let added = 0;
-    let removed = 0;
-    for (const [key, hash] of then) {
-      const cur = now.get(key);
-      if (cur === undefined) added += 1;
-      else if (cur !== hash) changed += 1;
-    }
-    for (const key of now.keys()) if (!then.has(key)) removed += 1;
-    return `${changed} file(s) change, ${added} come back, ${removed} are removed`;
+    const { plan, drifted } = this.restorePreview(checkpoint, paths);
+    const touched = [
+      ...plan.added.map((f) => f.path),
+      ...plan.changed.map((c) => c.to.path),
+      ...plan.removed.map((f) => f.path),
+      ...plan.modeChanged.map((f) => f.path),
+    ];
+    const outside = touched.filter((p) => drifted.has(p)).length;
+    let text =
+      `${plan.changed.length} file(s) change, ${plan.added.length} come back, ` +
+      `${plan.removed.length} are removed, ${plan.modeChanged.length} change mode`;
+    if (outside > 0)
+      text += `; ${outside} of them changed outside the agent since the last checkpoint`;
+    if (plan.notRestorable.length > 0)
+      text += `; ${plan.notRestorable.length} cannot be put back (${plan.notRestorable
+        .slice(0, 3)
+        .map((n) => `${n.path}: ${n.reason}`)
+        .join('; ')}${plan.notRestorable.length > 3 ? '; …' : ''})`;
+    return text;
   }
 
   private checkRestorable(
@@ -1881,17 +2108,27 @@ export class Engine {
       throw new Error(`restore job ${toolCallId} refers to missing records`);
     // A per-file restore writes the pre-image with the selected paths taken from the
     // checkpoint: computed from two stored checkpoints, so a restart computes the same files.
+    const ws = this.workspace(job.projectId);
     const targetFiles = job.paths
-      ? selectedManifest(preImage.files, checkpoint.files, job.paths)
-      : checkpoint.files;
-    const restored = this.workspace(job.projectId).restore(targetFiles);
+      ? selectedManifest(
+          this.checkpointFiles(preImage),
+          this.checkpointFiles(checkpoint),
+          job.paths,
+        )
+      : this.checkpointFiles(checkpoint);
+    const restored: RestoreResult = ws.restore(targetFiles);
+    const written: EventFiles = eventFilesFor([], restored.written);
+    const recorded = ws.storeManifest(restored.files);
     const restoredAt = this.iso();
     this.store.transaction(() => {
       const next: ProjectRecord = {
         ...project,
         revision: (BigInt(preImage.projectRevision) + 1n).toString(),
         contentHash: restored.contentHash,
-        files: restored.files,
+        fileCount: restored.files.length,
+        totalBytes: String(totalBytes(restored.files)),
+        recordedContentHash: recorded,
+        unavailableReason: null,
         updatedAt: restoredAt,
       };
       this.store.putProject(next);
@@ -1903,7 +2140,11 @@ export class Engine {
           projectRevision: checkpoint.projectRevision,
           contentHash: checkpoint.contentHash,
           reason: checkpoint.reason,
-          files: checkpoint.files,
+          files: written.files,
+          studioFilesOmitted: written.studioFilesOmitted,
+          studioFilesRemoved: restored.removed.length,
+          studioFileCount: restored.files.length,
+          studioTotalBytes: String(totalBytes(restored.files)),
           restoredAt,
         },
         {

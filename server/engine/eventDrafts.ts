@@ -248,6 +248,14 @@ export interface CheckpointDraft extends DraftBase {
   restoredAt?: string | null;
   /** Studio: captured the exact state right before an approved action ran. */
   exactPreImage?: boolean;
+  /** Studio: added or changed files left out of `files` (which lists at most 128). */
+  studioFilesOmitted?: number;
+  /** Studio: files removed against the previous state. */
+  studioFilesRemoved?: number;
+  /** Studio: files in the whole manifest. */
+  studioFileCount?: number;
+  /** Studio: bytes in the whole manifest (decimal string). */
+  studioTotalBytes?: string;
 }
 
 export interface BudgetDraft extends DraftBase {

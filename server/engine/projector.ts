@@ -231,6 +231,9 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
           contentHash: event.contentHash,
           reason: event.reason,
           files: event.files,
+          fileCount: event.studioFileCount ?? event.files.length,
+          totalBytes:
+            event.studioTotalBytes ?? String(event.files.reduce((sum, f) => sum + f.byteLength, 0)),
           createdAt: at,
           restoredAt: event.restoredAt ?? null,
           exactPreImage: event.exactPreImage ?? false,

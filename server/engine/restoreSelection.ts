@@ -5,10 +5,7 @@
  * is now. The result is a whole manifest, so the workspace's one atomic restore applies it.
  */
 import { ErrorCode } from '../../protocol/contract.ts';
-import type { CheckpointRecord } from '../store/records.ts';
 import { StudioError } from './StudioError.ts';
-
-type Files = CheckpointRecord['files'];
 
 /** The most paths one restore may name. */
 export const RESTORE_PATHS_MAX = 1000;
@@ -62,7 +59,11 @@ const selects = (paths: readonly string[], file: string) =>
  * The manifest a restore of `paths` makes, from the files now (`current`) and the checkpoint's
  * (`target`). Refuses a selection that touches no file of either.
  */
-export function selectedManifest(current: Files, target: Files, paths: readonly string[]): Files {
+export function selectedManifest<F extends { path: string }>(
+  current: readonly F[],
+  target: readonly F[],
+  paths: readonly string[],
+): F[] {
   const kept = current.filter((f) => !selects(paths, f.path));
   const restored = target.filter((f) => selects(paths, f.path));
   if (restored.length === 0 && kept.length === current.length)

@@ -22,6 +22,7 @@ import {
 import type { SessionView } from './views.ts';
 import { eventStream, sessionUpdates } from './subscriptions.ts';
 import { searchEvents, type SearchEventsArgs } from './searchResolvers.ts';
+import { checkpointFileResolvers } from './checkpointFiles.ts';
 import { toolsForMode } from '../engine/toolRegistry.ts';
 import { chargeRows, checkArguments, checkEventPage, checkSetModeProject } from './inputLimits.ts';
 import {
@@ -678,10 +679,12 @@ export function makeResolvers() {
     CrowdyStudioAgentEvent: byTypename,
     AgentEventBase: byTypename,
     ...Object.fromEntries(
-      Object.entries(linked).map(([type, fields]) => [
-        type,
-        guardAll(fields as unknown as Record<string, Resolver>),
-      ]),
+      Object.entries({
+        ...linked,
+        ...checkpointFileResolvers,
+        // Both add fields to these types: keep both sets.
+        StudioProject: { ...linked.StudioProject, ...checkpointFileResolvers.StudioProject },
+      }).map(([type, fields]) => [type, guardAll(fields as unknown as Record<string, Resolver>)]),
     ),
   };
 }

@@ -6,6 +6,7 @@
  */
 import type { EventRow } from '../store/records.ts';
 import type { Store } from '../store/Store.ts';
+import type { ManifestFile } from '../workspace/manifest.ts';
 import type {
   ApprovalRecord,
   CheckpointRecord,
@@ -169,9 +170,9 @@ export function checkpointView(c: CheckpointRecord) {
     projectRevision: c.projectRevision,
     contentHash: c.contentHash,
     reason: c.reason,
-    files: c.files,
-    fileCount: c.files.length,
-    totalBytes: String(c.files.reduce((sum, f) => sum + f.byteLength, 0)),
+    changedFiles: c.files,
+    fileCount: c.fileCount ?? c.files.length,
+    totalBytes: c.totalBytes ?? String(c.files.reduce((sum, f) => sum + f.byteLength, 0)),
     createdAt: c.createdAt,
     restoredAt: c.restoredAt,
     exactPreImage: c.exactPreImage,
@@ -185,8 +186,24 @@ export function projectView(p: ProjectRecord) {
     name: p.name,
     revision: p.revision,
     contentHash: p.contentHash,
-    files: p.files,
+    fileCount: p.fileCount ?? 0,
+    totalBytes: p.totalBytes ?? '0',
+    available: !p.unavailableReason,
+    unavailableReason: p.unavailableReason ?? null,
     updatedAt: p.updatedAt,
+  };
+}
+
+/** One manifest entry as `StudioCheckpointFile`. */
+export function checkpointFileView(f: ManifestFile) {
+  return {
+    target: f.target,
+    path: f.path,
+    contentHash: f.contentHash,
+    byteLength: f.byteLength,
+    kind: f.kind === 'SYMLINK' ? 'SYMLINK' : 'FILE',
+    executable: f.executable === true,
+    notCaptured: f.notCaptured ?? null,
   };
 }
 

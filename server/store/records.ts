@@ -181,7 +181,11 @@ export interface CheckpointRecord {
   projectRevision: string;
   contentHash: string;
   reason: string;
+  /** What the CHECKPOINT_CREATED event listed (at most 128 changed files); the manifest is in the workspace. */
   files: CheckpointFileValue[];
+  /** Files in the whole manifest (absent on records written before manifests were stored apart). */
+  fileCount?: number;
+  totalBytes?: string;
   createdAt: string;
   restoredAt: string | null;
   exactPreImage: boolean;
@@ -194,7 +198,18 @@ export interface ProjectRecord {
   root: string;
   revision: string;
   contentHash: string;
-  files: CheckpointFileValue[];
+  /** Files in the folder at `contentHash` (the manifest itself is served from the workspace). */
+  fileCount: number;
+  totalBytes: string;
+  /**
+   * The state the studio last recorded: its newest checkpoint or its own last write (patch,
+   * restore). Files that differ from it on disk were changed outside the agent.
+   */
+  recordedContentHash: string | null;
+  /** The newest checkpoint's contentHash (the event's changed-file list is against it). */
+  lastCheckpointContentHash: string | null;
+  /** Set while the workspace cannot read the folder; the studio shows it, nothing else stops. */
+  unavailableReason: string | null;
   updatedAt: string;
 }
 

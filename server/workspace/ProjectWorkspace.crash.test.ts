@@ -212,3 +212,123 @@ describe('a real process death (SIGKILL) during restore', () => {
     expect(readTree(env.root)).toEqual(expected === 'after' ? after : before);
   });
 });
+
+describe('recovery never follows a swapped directory symlink', () => {
+  /** Commits a journal (crash right after the commit point) that deletes and writes under src/. */
+  function crashAfterCommit(): void {
+    writeTree(env.root, { 'src/a.ts': 'a1\n', 'src/b.ts': 'b1\n', 'keep.md': 'k\n' });
+    const ws = env.workspace((s) => {
+      if (s === 'journal-written') throw new Crash(s);
+    });
+    expect(() =>
+      ws.applyChanges([
+        { path: 'src/a.ts', content: null },
+        { path: 'src/b.ts', content: 'b2\n' },
+        { path: 'src/new/c.ts', content: 'c\n' },
+      ]),
+    ).toThrow(Crash);
+    expect(env.workspace().hasPendingJournal()).toBe(true);
+  }
+
+  it('refuses to delete, rename or write through src/ once it points outside, and keeps the journal', () => {
+    crashAfterCommit();
+    const outside = `${env.base}/victim`;
+    writeTree(outside, { 'a.ts': 'precious a\n', 'b.ts': 'precious b\n' });
+    fs.rmSync(`${env.root}/src`, { recursive: true });
+    fs.symlinkSync(outside, `${env.root}/src`);
+    const before = readTree(outside);
+
+    const fresh = env.workspace();
+    expect(() => fresh.recover()).toThrow(/symbolic link/);
+    expect(readTree(outside)).toEqual(before);
+    expect(fs.existsSync(`${outside}/new`)).toBe(false);
+    expect(fresh.hasPendingJournal()).toBe(true);
+  });
+
+  it('refuses a crafted journal for a project folder that was swapped for a link elsewhere', () => {
+    crashAfterCommit();
+    const elsewhere = `${env.base}/elsewhere`;
+    writeTree(elsewhere, { 'src/a.ts': 'not the project\n' });
+    fs.rmSync(env.root, { recursive: true });
+    fs.symlinkSync(elsewhere, env.root);
+    expect(() => env.workspace().recover()).toThrow(/not the one/);
+    expect(readTree(elsewhere)).toEqual({ src: '<dir>', 'src/a.ts': 'not the project\n' });
+  });
+});
+
+describe('a crash at every journal phase of a 2,000-file restore', () => {
+  const big = (round: string) => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 2000; i++) files[`src/d${i % 40}/f${i}.ts`] = `${round} ${i}\n`;
+    return files;
+  };
+  /** The target changes 1,000 files, deletes 500 and adds 500 under new folders. */
+  function prepareBig(): {
+    op: Operation;
+    before: Record<string, string>;
+    after: Record<string, string>;
+  } {
+    const target = big('target');
+    for (let i = 0; i < 500; i++) delete target[`src/d${i % 40}/f${i}.ts`];
+    for (let i = 0; i < 500; i++) target[`added/g${i % 10}/n${i}.ts`] = `added ${i}\n`;
+    for (let i = 1500; i < 2000; i++) target[`src/d${i % 40}/f${i}.ts`] = `current ${i}\n`;
+    writeTree(env.root, target);
+    const checkpoint = env.workspace().snapshot();
+    const after = readTree(env.root);
+    fs.rmSync(env.root, { recursive: true });
+    writeTree(env.root, big('current'));
+    return { op: (ws) => ws.restore(checkpoint.files), before: readTree(env.root), after };
+  }
+
+  // Every phase boundary, and a per-file step in the middle of each phase (every per-file step
+  // is covered on the small tree above).
+  const steps = (() => {
+    const all: string[] = [];
+    const local = makeTempEnv();
+    const saved = env;
+    env = local;
+    try {
+      prepareBig().op(env.workspace((s) => all.push(s)));
+    } finally {
+      env.dispose();
+      env = saved;
+    }
+    const pick = (prefix: string) => {
+      const of = all.filter((s) => s.startsWith(prefix));
+      return [of[Math.floor(of.length / 2)]].filter((s): s is string => s !== undefined);
+    };
+    return [
+      ...all.filter((s) => !s.includes(':')),
+      ...pick('file-deleted:'),
+      ...pick('file-staged:'),
+      ...pick('file-renamed:'),
+    ];
+  })();
+
+  it('walks through deletes, writes and the flush', () => {
+    expect(steps).toEqual(
+      expect.arrayContaining(['validated', 'journal-written', 'dirs-removed', 'flushed']),
+    );
+    expect(steps.length).toBeGreaterThanOrEqual(10);
+  });
+
+  it.each(steps)('at %s recovers to wholly before or wholly after', (step) => {
+    const { op, before, after } = prepareBig();
+    let seen = false;
+    let committed = false;
+    expect(() =>
+      op(
+        env.workspace((s) => {
+          if (s === 'journal-written') committed = true;
+          if (!seen && s === step) {
+            seen = true;
+            throw new Crash(s);
+          }
+        }),
+      ),
+    ).toThrow(Crash);
+    env.workspace().recover();
+    const journalGone = step === 'journal-deleted';
+    expect(readTree(env.root)).toEqual(committed || journalGone ? after : before);
+  });
+});

@@ -1,6 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
-import { MAX_CHECKPOINT_FILES } from '../../protocol/contract.ts';
 import { canonicalJson } from './canonicalJson.ts';
 import type { ContentStore } from './contentStore.ts';
 import {
@@ -12,9 +12,12 @@ import {
   tempName,
   writeFileDurably,
 } from './durableFs.ts';
+import type { CapturePatterns } from './ignoreRules.ts';
 import {
   DIGEST,
   canonicalManifestHash,
+  canonicalManifestText,
+  compareCodeUnits,
   describePath,
   diffManifests,
   sha256Digest,
@@ -23,18 +26,20 @@ import {
   type ManifestFile,
 } from './manifest.ts';
 import { SAMPLE_PROJECT_FILES } from './sampleProject.ts';
+import { GIT_DIR, TreeScanner } from './scanTree.ts';
 import { WorkspaceError } from './WorkspaceError.ts';
 
-/** Largest file a scan accepts (bytes). */
+/** Largest file `readFile` returns (bytes): the agent's read tool, not the checkpoint cap. */
 export const MAX_FILE_BYTES = 1024 * 1024;
+/** Default per-file cap of a checkpoint: larger files are recorded as not captured. */
+export const DEFAULT_MAX_CAPTURE_BYTES = 50 * 1024 * 1024;
 /** Most changes in one `applyChanges` call. */
 export const MAX_PATCH_CHANGES = 16;
 /** Largest new content of one change in `applyChanges` (UTF-8 bytes). */
 export const MAX_PATCH_CONTENT_BYTES = 64 * 1024;
 
-/** Directory names never scanned, restored or written, wherever they appear. */
-const SKIPPED_NAMES: ReadonlySet<string> = new Set(['.git', 'node_modules']);
 const PROJECT_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const MANIFEST_CACHE = 4;
 
 export interface WorkspaceChange {
   path: string;
@@ -54,6 +59,32 @@ export interface AppliedChanges extends WorkspaceState {
   changedFiles: string[];
 }
 
+/** What a restore did besides making the folder equal to the manifest. */
+export interface RestoreResult extends WorkspaceState {
+  /** Files and links written (added or changed content), sorted by path. */
+  written: ManifestFile[];
+  /** Paths deleted. */
+  removed: string[];
+  /** Paths whose mode alone changed. */
+  modeChanged: string[];
+  /** Paths the restore could not put back (see {@link RestorePlan.notRestorable}). */
+  notRestorable: { path: string; reason: string }[];
+}
+
+/** The effect a restore would have, computed without touching anything. */
+export interface RestorePlan {
+  added: ManifestFile[];
+  changed: { from: ManifestFile; to: ManifestFile }[];
+  removed: ManifestFile[];
+  modeChanged: ManifestFile[];
+  /**
+   * Paths left as they are: content over the cap in the checkpoint (never stored), a file now
+   * over the cap (the pre-image cannot keep it, so it is not overwritten or deleted), or a file
+   * the project ignores standing where the checkpoint has one.
+   */
+  notRestorable: { path: string; reason: string }[];
+}
+
 export interface ProjectWorkspaceOptions {
   /** Names the journal file; letters, digits, `.`, `_`, `-`, at most 128. */
   projectId: string;
@@ -62,42 +93,62 @@ export interface ProjectWorkspaceOptions {
   contentStore: ContentStore;
   /** Where the journal lives: in the data dir, never inside the project folder. */
   journalDir: string;
+  /** Per-file cap (bytes) of a checkpoint; default 50 MiB. */
+  maxFileBytes?: number;
+  /** The project's include/exclude patterns (`.gitignore` syntax), applied after ignore files. */
+  patterns?: CapturePatterns;
   /** Called at each named step of a change; tests throw from it to simulate a crash there. */
   faultInjector?: (step: string) => void;
 }
 
 type JournalOp =
   | { op: 'delete'; path: string }
-  | { op: 'write'; path: string; contentHash: string; byteLength: number };
+  | { op: 'write'; path: string; contentHash: string; byteLength: number; executable?: boolean }
+  | { op: 'link'; path: string; contentHash: string; byteLength: number }
+  | { op: 'chmod'; path: string; executable: boolean };
 
 interface JournalBody {
-  version: 1;
+  version: 2;
   projectId: string;
   action: 'APPLY_CHANGES' | 'RESTORE';
-  target: WorkspaceState;
+  /** The real path of the project folder when the change was committed. */
+  rootReal: string;
+  target: { contentHash: string; fileCount: number };
   ops: JournalOp[];
 }
 
 /**
- * One project folder on disk: scans it into a manifest, and changes it atomically.
+ * One project folder on disk: scans it into a manifest, snapshots it, and changes it atomically.
+ *
+ * Scans follow git's view of the folder (see {@link TreeScanner}): ignore files honoured, `.git`
+ * never entered, links recorded as links, the execute bit kept, files over the cap recorded as
+ * not captured. A snapshot stores every captured file's bytes and the canonical manifest text in
+ * the content store (the manifest under its own sha256, which is the state's `contentHash`), so
+ * `manifest(contentHash)` gives back any snapshot's full file list.
  *
  * Every change (`applyChanges`, `restore`) follows one protocol, so that a crash at any point
  * leaves the folder, after `recover()`, wholly before or wholly after the change:
- * 1. Validate everything and make sure every byte to be written is in the content store.
+ * 1. Validate everything and make sure every byte to be written is durably in the content store.
  *    Nothing in the folder has been touched; a failure here changes nothing.
- * 2. Write the journal (target manifest + ops) to a temp file in `journalDir`, fsync, rename it
+ * 2. Write the journal (ops + the target's hash) to a temp file in `journalDir`, fsync, rename it
  *    to `<projectId>.journal.json`: the commit point.
- * 3. Roll forward: delete removed files, remove the directories that left empty, then for each
- *    written file stage a temp file (`.studio-tmp-*`) next to it, fsync and rename it into place.
+ * 3. Roll forward: delete removed files, remove the directories that left empty, then write each
+ *    file or link to a temp name (`.studio-tmp-*`) next to it and rename it into place, and set
+ *    modes. Then flush the file system once (`sync -f`, else an fsync per file).
  * 4. Delete the journal.
  *
+ * Before every step of 3 the parent directory is checked: each component below the root must
+ * be a real directory (not a symlink), and the root must still be the folder the journal was
+ * written for, so neither a swapped directory symlink nor a crafted journal can make recovery
+ * delete, rename or write outside the project.
+ *
  * `recover()` (call it on startup, and whenever a change threw) rolls a committed journal forward
- * again; every op is idempotent. Without a journal it only sweeps temp files, which is the
- * rollback of an uncommitted change since nothing else was touched.
+ * again; every op is idempotent (a file already equal to its op is left alone). Without a journal
+ * it only sweeps temp files, which is the rollback of an uncommitted change.
  *
  * Fault steps, in order: `validated`, `blobs-stored` (applyChanges only), `journal-temp-written`,
  * `journal-written`, `file-deleted:<path>`..., `dirs-removed`, `file-staged:<path>`,
- * `file-renamed:<path>`..., `before-journal-delete`, `journal-deleted`.
+ * `file-renamed:<path>`..., `flushed`, `before-journal-delete`, `journal-deleted`.
  */
 export class ProjectWorkspace {
   readonly projectId: string;
@@ -107,6 +158,9 @@ export class ProjectWorkspace {
   private readonly journalName: string;
   private readonly journalPath: string;
   private readonly faultInjector: ((step: string) => void) | undefined;
+  private readonly scanner: TreeScanner;
+  private readonly manifests = new Map<string, ManifestFile[]>();
+  private verifiedDirs = new Set<string>();
 
   constructor(opts: ProjectWorkspaceOptions) {
     if (!PROJECT_ID.test(opts.projectId))
@@ -121,6 +175,10 @@ export class ProjectWorkspace {
     this.journalName = `${opts.projectId}.journal.json`;
     this.journalPath = join(this.journalDir, this.journalName);
     this.faultInjector = opts.faultInjector;
+    this.scanner = new TreeScanner(this.root, {
+      maxFileBytes: opts.maxFileBytes ?? DEFAULT_MAX_CAPTURE_BYTES,
+      patterns: opts.patterns ?? {},
+    });
   }
 
   /** Writes the sample project into `root` when `root` is missing or empty; otherwise does nothing. */
@@ -134,20 +192,74 @@ export class ProjectWorkspace {
     }
   }
 
-  /**
-   * Every regular file under `root` as a sorted manifest (target `SERVER`). Skips `.git/`,
-   * `node_modules/` and the layer's temp files, follows symlinks to files inside `root`, skips
-   * symlinks to directories, and refuses (`PATH_INVALID`) a symlink that resolves outside `root`.
-   * Throws `TOO_MANY_FILES` past 128 files, `TOO_LARGE` for a file over 1 MiB, `NOT_FOUND`
-   * when `root` does not exist.
-   */
-  scan(): ManifestFile[] {
-    return this.guard(() => this.scanFolder(false));
+  /** The per-file cap of this project's checkpoints (bytes). */
+  get maxFileBytes(): number {
+    return this.scanner.maxFileBytes;
   }
 
-  /** `scan()`, with every file's bytes put in the content store so the state can be restored. */
+  /**
+   * Every captured file and link under `root` as a sorted manifest (target `SERVER`). Throws
+   * `NOT_FOUND` when `root` does not exist and `PATH_INVALID` for a name a manifest cannot hold.
+   */
+  scan(): ManifestFile[] {
+    return this.guard(() => this.scanFolder(false, false).files);
+  }
+
+  /** The folder's current state without storing anything (what `studioProject` shows). */
+  state(): WorkspaceState {
+    return this.guard(() => this.scanFolder(false, false));
+  }
+
+  /**
+   * `scan()`, with every captured file's bytes and the manifest itself durably in the content
+   * store, so the state can be restored and listed later by its `contentHash`.
+   */
   snapshot(): WorkspaceState {
-    return this.guard(() => stateOf(this.scanFolder(false, (bytes) => this.store.put(bytes))));
+    return this.guard(() => {
+      const state = this.scanFolder(false, true);
+      this.store.flush();
+      return state;
+    });
+  }
+
+  /** A stored snapshot's files by `contentHash` (`NOT_FOUND` when it was never stored or was collected). */
+  manifest(contentHash: string): ManifestFile[] {
+    return this.guard(() => {
+      const hit = this.manifests.get(contentHash);
+      if (hit) return hit;
+      let text: Buffer;
+      try {
+        text = this.store.get(contentHash);
+      } catch (err) {
+        if (err instanceof WorkspaceError && err.code === 'NOT_FOUND')
+          throw new WorkspaceError(
+            'NOT_FOUND',
+            `No stored manifest for ${contentHash} (the checkpoint's content was collected or never stored)`,
+          );
+        throw err;
+      }
+      const parsed = JSON.parse(text.toString('utf8')) as { files: ManifestFile[] };
+      this.remember(contentHash, parsed.files);
+      return parsed.files;
+    });
+  }
+
+  /** True when `manifest(contentHash)` would find the snapshot. */
+  hasManifest(contentHash: string): boolean {
+    return this.manifests.has(contentHash) || this.store.has(contentHash);
+  }
+
+  /** Stores the manifest of `files` (already stored content) and returns its hash. */
+  storeManifest(files: readonly ManifestFile[]): string {
+    const sorted = sortManifest(files);
+    const text = canonicalManifestText(sorted);
+    const hash = sha256Digest(text);
+    if (!this.store.has(hash)) {
+      this.store.putHashed(hash, Buffer.from(text, 'utf8'));
+      this.store.flush();
+    }
+    this.remember(hash, sorted);
+    return hash;
   }
 
   /** The file's content as UTF-8 (`NOT_FOUND` if it is not a file, `TOO_LARGE` over 1 MiB). */
@@ -205,13 +317,11 @@ export class ProjectWorkspace {
           throw new WorkspaceError(
             'TOO_LARGE',
             `New content of ${describePath(change.path)} is over 64 KiB`,
-            {
-              path: change.path,
-            },
+            { path: change.path },
           );
       }
 
-      const current = this.scanFolder(true);
+      const current = this.scanFolder(true, false).files;
       const byPath = new Map(current.map((f) => [f.path, f]));
       for (const change of changes) {
         const existing = byPath.get(change.path);
@@ -231,9 +341,13 @@ export class ProjectWorkspace {
           throw new WorkspaceError(
             'NOT_FOUND',
             `Cannot delete ${describePath(change.path)}: no such file`,
-            {
-              path: change.path,
-            },
+            { path: change.path },
+          );
+        if (existing?.kind === 'SYMLINK' && change.content !== null)
+          throw new WorkspaceError(
+            'PATH_INVALID',
+            `${describePath(change.path)} is a symbolic link; the patch tool writes files only`,
+            { path: change.path },
           );
       }
 
@@ -246,89 +360,99 @@ export class ProjectWorkspace {
         }
         const bytes = Buffer.from(change.content, 'utf8');
         blobs.push(bytes);
+        const old = byPath.get(change.path);
         next.set(change.path, {
           target: 'SERVER',
           path: change.path,
           contentHash: sha256Digest(bytes),
           byteLength: bytes.length,
+          // Keep an executable script executable when its content is replaced.
+          ...(old?.executable ? { executable: true as const } : {}),
         });
       }
       const target = sortManifest([...next.values()]);
-      if (target.length > MAX_CHECKPOINT_FILES)
-        throw new WorkspaceError(
-          'TOO_MANY_FILES',
-          `The project would have ${target.length} files (at most ${MAX_CHECKPOINT_FILES})`,
-        );
       assertNoFileDirectoryClash(target);
-      const ops = this.plan(current, target, false);
+      const { ops } = this.plan(current, target);
       this.fault('validated');
       if (ops.length === 0) return { ...stateOf(current), changedFiles: [] };
 
       for (const bytes of blobs) this.store.put(bytes);
+      this.store.flush();
       this.fault('blobs-stored');
       this.commit({
-        version: 1,
+        version: 2,
         projectId: this.projectId,
         action: 'APPLY_CHANGES',
-        target: stateOf(target),
+        rootReal: this.rootRealOrCreate(),
+        target: { contentHash: canonicalManifestHash(target), fileCount: target.length },
         ops,
       });
       const changedFiles = ops.map((op) => op.path).sort(compareCodeUnits);
-      return { ...stateOf(this.scanFolder(false)), changedFiles };
+      return { ...this.scanFolder(false, false), changedFiles };
+    });
+  }
+
+  /** What `restore(files)` would do to the folder as it is now; touches nothing. */
+  previewRestore(files: readonly ManifestFile[]): RestorePlan {
+    return this.guard(() => {
+      const target = validateRestoreManifest(files);
+      return this.plan(this.scanFolder(true, false).files, target).summary;
     });
   }
 
   /**
-   * Makes the folder's files exactly those of `files`: writes added and changed files from the
-   * content store, deletes files the manifest lacks, removes directories those deletions left
-   * empty, and replaces symlinked files by regular files. Every blob must be in the store
+   * Makes the folder's files exactly those of `files`, writing only what differs: added and
+   * changed files and links from the content store, deletions (and the directories they left
+   * empty), and execute-bit changes. Files the restore cannot put back are left as they are and
+   * listed in `notRestorable` (see {@link RestorePlan}). Every blob to write must be in the store
    * (`NOT_FOUND`, nothing touched) and match its manifest entry (`HASH_MISMATCH`). Atomic as
-   * described on the class. Returns the folder's new state (a fresh scan), whose `contentHash`
-   * equals `canonicalManifestHash(files)`.
+   * described on the class. Returns the folder's new state, whose `contentHash` equals
+   * `canonicalManifestHash(files)` unless something was not restorable.
    */
-  restore(files: readonly ManifestFile[]): WorkspaceState {
+  restore(files: readonly ManifestFile[]): RestoreResult {
     return this.guard(() => {
       this.refuseIfPending();
       const target = validateRestoreManifest(files);
-      for (const f of target)
-        if (!this.store.has(f.contentHash))
+      const current = this.scanFolder(true, false).files;
+      const { ops, summary } = this.plan(current, target);
+      for (const op of ops) {
+        if (op.op !== 'write' && op.op !== 'link') continue;
+        if (!this.store.has(op.contentHash))
           throw new WorkspaceError(
             'NOT_FOUND',
-            `No stored content for ${describePath(f.path)} (${f.contentHash})`,
-            {
-              path: f.path,
-            },
-          );
-      const current = this.scanFolder(true);
-      const ops = this.plan(current, target, true);
-      for (const op of ops) {
-        if (op.op !== 'write') continue;
-        if (this.store.get(op.contentHash).length !== op.byteLength)
-          throw new WorkspaceError(
-            'HASH_MISMATCH',
-            `${describePath(op.path)}: byteLength does not match ${op.contentHash}`,
-            {
-              path: op.path,
-            },
+            `No stored content for ${describePath(op.path)} (${op.contentHash})`,
+            { path: op.path },
           );
       }
       this.fault('validated');
       if (ops.length > 0)
         this.commit({
-          version: 1,
+          version: 2,
           projectId: this.projectId,
           action: 'RESTORE',
-          target: stateOf(target),
+          rootReal: this.rootRealOrCreate(),
+          target: { contentHash: canonicalManifestHash(target), fileCount: target.length },
           ops,
         });
-      return stateOf(this.scanFolder(false));
+      // Everything was put back: the folder is the target (its written files are in the scan
+      // cache already), so the target's own hash is the state; otherwise scan what is there.
+      const after =
+        summary.notRestorable.length === 0 ? stateOf(target) : this.scanFolder(false, false);
+      return {
+        ...after,
+        written: sortManifest([...summary.added, ...summary.changed.map((c) => c.to)]),
+        removed: summary.removed.map((f) => f.path),
+        modeChanged: summary.modeChanged.map((f) => f.path),
+        notRestorable: summary.notRestorable,
+      };
     });
   }
 
   /**
    * Finishes or undoes an interrupted change: a committed journal is rolled forward (the folder
    * ends wholly after the change), otherwise leftover temp files are removed (wholly before).
-   * Throws `JOURNAL_CORRUPT` for a journal it cannot trust, leaving it in place.
+   * Throws `JOURNAL_CORRUPT` for a journal it cannot trust and `PATH_INVALID` when the folder
+   * moved or a directory in it became a symlink, leaving the journal in place either way.
    */
   recover(): { rolledForward: boolean } {
     return this.guard(() => {
@@ -338,7 +462,7 @@ export class ProjectWorkspace {
         this.sweepFolderTemps();
         return { rolledForward: false };
       }
-      this.rollForward(body);
+      this.rollForward(body, true);
       return { rolledForward: true };
     });
   }
@@ -352,6 +476,16 @@ export class ProjectWorkspace {
     this.faultInjector?.(step);
   }
 
+  private remember(hash: string, files: ManifestFile[]): void {
+    this.manifests.delete(hash);
+    this.manifests.set(hash, files);
+    while (this.manifests.size > MANIFEST_CACHE) {
+      const oldest = this.manifests.keys().next().value;
+      if (oldest === undefined) break;
+      this.manifests.delete(oldest);
+    }
+  }
+
   /** Turns system errors into `IO` errors with no absolute path in the message; passes the rest. */
   private guard<T>(fn: () => T): T {
     try {
@@ -363,9 +497,7 @@ export class ProjectWorkspace {
         throw new WorkspaceError(
           'IO',
           `Project ${this.projectId}: ${sys.syscall} failed with ${errnoOf(err)}`,
-          {
-            cause: err,
-          },
+          { cause: err },
         );
       throw err;
     }
@@ -380,7 +512,7 @@ export class ProjectWorkspace {
   }
 
   private abs(rel: string): string {
-    return join(this.root, ...rel.split('/'));
+    return rel === '' ? this.root : join(this.root, ...rel.split('/'));
   }
 
   private rootReal(): string | null {
@@ -390,6 +522,11 @@ export class ProjectWorkspace {
       if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return null;
       throw err;
     }
+  }
+
+  private rootRealOrCreate(): string {
+    fs.mkdirSync(this.root, { recursive: true });
+    return fs.realpathSync(this.root);
   }
 
   /** The real path of `rel` if it exists and stays inside the folder; PATH_INVALID if it escapes. */
@@ -416,135 +553,142 @@ export class ProjectWorkspace {
     return real;
   }
 
-  private scanFolder(allowMissing: boolean, onFile?: (bytes: Buffer) => void): ManifestFile[] {
-    const rootReal = this.rootReal();
-    if (!rootReal) {
-      if (allowMissing) return [];
+  private scanFolder(allowMissing: boolean, storeContent: boolean): WorkspaceState {
+    const rootSt = lstatOrNull(this.root);
+    if (!rootSt || !fs.statSync(this.root, { throwIfNoEntry: false })?.isDirectory()) {
+      if (allowMissing && !rootSt) return stateOf([]);
       throw new WorkspaceError(
         'NOT_FOUND',
         `The folder of project ${this.projectId} does not exist`,
       );
     }
-    const files: ManifestFile[] = [];
-    const visit = (absDir: string, relDir: string): void => {
-      const entries = fs
-        .readdirSync(absDir, { withFileTypes: true })
-        .sort((a, b) => compareCodeUnits(a.name, b.name));
-      for (const entry of entries) {
-        if (SKIPPED_NAMES.has(entry.name) || entry.name.startsWith(TEMP_PREFIX)) continue;
-        const rel = relDir ? `${relDir}/${entry.name}` : entry.name;
-        const abs = join(absDir, entry.name);
-        if (entry.isDirectory()) {
-          visit(abs, rel);
-          continue;
-        }
-        if (entry.isSymbolicLink()) {
-          let real: string;
-          try {
-            real = fs.realpathSync(abs);
-          } catch (err) {
-            // A dangling link names no content; there is nothing to checkpoint.
-            if (isErrno(err, 'ENOENT') || isErrno(err, 'ELOOP')) continue;
-            throw err;
+    const store = this.store;
+    const result = this.scanner.scan(
+      storeContent
+        ? {
+            onContent: (file, bytes) => store.putHashed(file.contentHash, bytes),
+            needsContent: (file) => !file.notCaptured && !store.has(file.contentHash),
           }
-          if (!isInside(real, rootReal))
-            throw new WorkspaceError(
-              'PATH_INVALID',
-              `Symlink ${describePath(rel)} points outside the project folder`,
-              {
-                path: rel,
-              },
-            );
-          // Links to directories are not followed: they would list files twice or loop.
-          if (!fs.statSync(real).isFile()) continue;
-        } else if (!entry.isFile()) {
-          continue;
-        }
-        validateRelativePath(rel);
-        if (files.length >= MAX_CHECKPOINT_FILES)
-          throw new WorkspaceError(
-            'TOO_MANY_FILES',
-            `The project has more than ${MAX_CHECKPOINT_FILES} files`,
-          );
-        if (fs.statSync(abs).size > MAX_FILE_BYTES)
-          throw new WorkspaceError('TOO_LARGE', `${describePath(rel)} is over 1 MiB`, {
-            path: rel,
-          });
-        const bytes = fs.readFileSync(abs);
-        // The file may have grown between stat and read.
-        if (bytes.length > MAX_FILE_BYTES)
-          throw new WorkspaceError('TOO_LARGE', `${describePath(rel)} is over 1 MiB`, {
-            path: rel,
-          });
-        files.push({
-          target: 'SERVER',
-          path: rel,
-          contentHash: sha256Digest(bytes),
-          byteLength: bytes.length,
-        });
-        onFile?.(bytes);
-      }
-    };
-    visit(this.root, '');
-    return sortManifest(files);
+        : {},
+    );
+    const text = '{"files":[' + result.canonical.join(',') + ']}';
+    const contentHash = sha256Digest(text);
+    if (storeContent && !store.has(contentHash))
+      store.putHashed(contentHash, Buffer.from(text, 'utf8'));
+    this.remember(contentHash, result.files);
+    return { files: result.files, contentHash };
   }
 
   /**
-   * The ops turning `current` into `target`: deletes first, then writes. Refuses (PATH_INVALID)
-   * writes the folder could not take without touching files outside both manifests: a parent
-   * that is a file or symlink staying in place, or a directory that would not end up empty.
+   * The ops turning `current` into `target`: deletes first, then writes, links and mode changes.
+   * Refuses (PATH_INVALID) writes the folder could not take without touching files outside both
+   * manifests: a parent that is a file or symlink staying in place, or a directory that would
+   * not end up empty.
    */
   private plan(
     current: readonly ManifestFile[],
     target: readonly ManifestFile[],
-    materializeLinks: boolean,
-  ): JournalOp[] {
+  ): { ops: JournalOp[]; summary: RestorePlan } {
     const diff = diffManifests(current, target);
+    const summary: RestorePlan = {
+      added: [],
+      changed: [],
+      removed: [],
+      modeChanged: [],
+      notRestorable: [],
+    };
     const currentPaths = new Set(current.map((f) => f.path));
     const targetPaths = new Set(target.map((f) => f.path));
     const goingAway = (rel: string): boolean => currentPaths.has(rel) && !targetPaths.has(rel);
+    const cantPutBack = (path: string, reason: string) =>
+      summary.notRestorable.push({ path, reason });
 
-    const toWrite = [...diff.added, ...diff.changed.map((c) => c.to)];
-    // A symlinked file reads its target's bytes; restoring that target would silently change
-    // the link's content too, so a restore replaces such links by regular files.
-    if (materializeLinks)
-      for (const f of diff.unchanged)
-        if (lstatOrNull(this.abs(f.path))?.isSymbolicLink()) toWrite.push(f);
+    for (const f of diff.removed) {
+      if (f.notCaptured) {
+        cantPutBack(f.path, 'over the per-file cap now, so it is kept as it is');
+        targetPaths.add(f.path);
+      } else summary.removed.push(f);
+    }
+    const toWrite: ManifestFile[] = [];
+    for (const f of diff.added) {
+      if (f.notCaptured) cantPutBack(f.path, 'not captured: over the cap');
+      else {
+        summary.added.push(f);
+        toWrite.push(f);
+      }
+    }
+    for (const c of diff.changed) {
+      if (c.to.notCaptured) cantPutBack(c.path, 'not captured: over the cap');
+      else if (c.from.notCaptured)
+        cantPutBack(c.path, 'over the per-file cap now, so it is kept as it is');
+      else if (
+        c.from.contentHash === c.to.contentHash &&
+        c.from.byteLength === c.to.byteLength &&
+        (c.from.kind ?? null) === (c.to.kind ?? null)
+      )
+        summary.modeChanged.push(c.to);
+      else {
+        summary.changed.push({ from: c.from, to: c.to });
+        toWrite.push(c.to);
+      }
+    }
 
-    const ops: JournalOp[] = diff.removed.map((f) => ({ op: 'delete', path: f.path }));
+    const ops: JournalOp[] = summary.removed.map((f) => ({ op: 'delete', path: f.path }));
+    const checkedDirs = new Map<string, boolean>();
     for (const f of sortManifest(toWrite)) {
       const segments = f.path.split('/');
       for (let i = 1; i < segments.length; i++) {
         const ancestor = segments.slice(0, i).join('/');
-        const st = lstatOrNull(this.abs(ancestor));
-        if (!st || goingAway(ancestor)) break;
-        if (st.isDirectory()) continue;
-        throw new WorkspaceError(
-          'PATH_INVALID',
-          `Cannot write ${describePath(f.path)}: ${describePath(ancestor)} is not a directory`,
-          {
-            path: f.path,
-          },
-        );
+        let ok = checkedDirs.get(ancestor);
+        if (ok === undefined) {
+          const st = lstatOrNull(this.abs(ancestor));
+          ok = !st || goingAway(ancestor) || st.isDirectory();
+          checkedDirs.set(ancestor, ok);
+          if (!st || goingAway(ancestor)) break;
+        }
+        if (!ok)
+          throw new WorkspaceError(
+            'PATH_INVALID',
+            `Cannot write ${describePath(f.path)}: ${describePath(ancestor)} is not a directory`,
+            { path: f.path },
+          );
       }
-      if (lstatOrNull(this.abs(f.path))?.isDirectory() && !this.emptiesOut(f.path, goingAway))
+      const here = lstatOrNull(this.abs(f.path));
+      if (here?.isDirectory() && !this.emptiesOut(f.path, goingAway))
         throw new WorkspaceError(
           'PATH_INVALID',
           `Cannot write ${describePath(f.path)}: a non-empty directory is there`,
-          {
-            path: f.path,
-          },
+          { path: f.path },
         );
-      ops.push({ op: 'write', path: f.path, contentHash: f.contentHash, byteLength: f.byteLength });
+      if (here && !here.isDirectory() && !currentPaths.has(f.path)) {
+        // Something the project ignores is there: a restore never overwrites what it did not capture.
+        cantPutBack(f.path, 'a file the project ignores is in its place');
+        summary.added = summary.added.filter((a) => a.path !== f.path);
+        continue;
+      }
+      ops.push(
+        f.kind === 'SYMLINK'
+          ? { op: 'link', path: f.path, contentHash: f.contentHash, byteLength: f.byteLength }
+          : {
+              op: 'write',
+              path: f.path,
+              contentHash: f.contentHash,
+              byteLength: f.byteLength,
+              ...(f.executable ? { executable: true } : {}),
+            },
+      );
     }
-    return ops;
+    for (const f of summary.modeChanged)
+      ops.push({ op: 'chmod', path: f.path, executable: f.executable === true });
+    summary.notRestorable.sort((a, b) => compareCodeUnits(a.path, b.path));
+    return { ops, summary };
   }
 
   /** True when every file under the directory `rel` is deleted by the change. */
   private emptiesOut(rel: string, goingAway: (rel: string) => boolean): boolean {
     for (const entry of fs.readdirSync(this.abs(rel), { withFileTypes: true })) {
       const child = `${rel}/${entry.name}`;
-      if (SKIPPED_NAMES.has(entry.name)) return false;
+      if (entry.name === GIT_DIR) return false;
       if (entry.name.startsWith(TEMP_PREFIX) && !entry.isDirectory()) continue;
       if (entry.isDirectory() ? !this.emptiesOut(child, goingAway) : !goingAway(child))
         return false;
@@ -561,35 +705,93 @@ export class ProjectWorkspace {
     fs.renameSync(temp, this.journalPath);
     fsyncDir(this.journalDir);
     this.fault('journal-written');
-    this.rollForward(body);
+    this.rollForward(body, false);
+  }
+
+  /**
+   * Checks (and with `create`, makes) the directory `rel`: the root must be the folder the
+   * journal was written for and every component below it a real directory. Returns false when
+   * it does not exist and `create` is false.
+   */
+  private safeDir(rel: string, rootReal: string, create: boolean): boolean {
+    if (this.verifiedDirs.has(rel)) {
+      // Re-check the directory itself before each step: it may have been swapped since.
+      const st = lstatOrNull(this.abs(rel));
+      if (st && st.isDirectory() && !st.isSymbolicLink()) return true;
+      this.verifiedDirs.delete(rel);
+    }
+    const real = this.rootReal();
+    if (real !== rootReal)
+      throw new WorkspaceError(
+        'PATH_INVALID',
+        `The folder of project ${this.projectId} is not the one the interrupted change was for; nothing more is written`,
+      );
+    if (rel === '') return true;
+    const segments = rel.split('/');
+    for (let i = 1; i <= segments.length; i++) {
+      const part = segments.slice(0, i).join('/');
+      if (this.verifiedDirs.has(part) && i < segments.length) continue;
+      const st = lstatOrNull(this.abs(part));
+      if (!st) {
+        if (!create) return false;
+        fs.mkdirSync(this.abs(part));
+      } else if (!create && !st.isSymbolicLink() && !st.isDirectory()) {
+        // A file where a directory was: nothing below it exists to delete.
+        return false;
+      } else if (st.isSymbolicLink() || !st.isDirectory()) {
+        throw new WorkspaceError(
+          'PATH_INVALID',
+          `${describePath(part)} is ${st.isSymbolicLink() ? 'a symbolic link' : 'not a directory'}; nothing is written through it`,
+          { path: part },
+        );
+      }
+      this.verifiedDirs.add(part);
+    }
+    return true;
   }
 
   /** Applies a committed journal; safe to run again after a crash at any step. */
-  private rollForward(body: JournalBody): void {
+  private rollForward(body: JournalBody, recovering: boolean): void {
+    this.verifiedDirs = new Set();
+    const rootReal = body.rootReal;
     fs.mkdirSync(this.root, { recursive: true });
+    this.safeDir('', rootReal, false);
     this.sweepFolderTemps();
-    const touched = new Set<string>([this.root]);
+    const touchedDirs = new Set<string>(['']);
+    const touchedFiles: string[] = [];
     const deletes = body.ops.filter((op) => op.op === 'delete');
-    const writes = body.ops.filter((op) => op.op === 'write');
+    const others = body.ops.filter((op) => op.op !== 'delete');
 
     for (const op of deletes) {
-      const abs = this.abs(op.path);
-      // A directory here means an earlier run already replaced the file by a written subtree.
-      const st = lstatOrNull(abs);
-      if (st && !st.isDirectory()) {
-        fs.unlinkSync(abs);
-        touched.add(dirname(abs));
+      const parent = parentOf(op.path);
+      if (this.safeDir(parent, rootReal, false)) {
+        const abs = this.abs(op.path);
+        // A directory here means an earlier run already replaced the file by a written subtree.
+        const st = lstatOrNull(abs);
+        if (st && !st.isDirectory()) {
+          fs.unlinkSync(abs);
+          touchedDirs.add(parent);
+        }
       }
       this.fault(`file-deleted:${op.path}`);
     }
-    for (const op of deletes) this.removeEmptyParents(op.path, touched);
+    for (const op of deletes) this.removeEmptyParents(op.path, rootReal, touchedDirs);
     this.fault('dirs-removed');
 
-    for (const op of writes) {
+    for (const op of others) {
+      const parent = parentOf(op.path);
+      this.safeDir(parent, rootReal, true);
       const abs = this.abs(op.path);
-      const dir = dirname(abs);
-      fs.mkdirSync(dir, { recursive: true });
       const existing = lstatOrNull(abs);
+      if (op.op === 'chmod') {
+        if (existing?.isFile()) {
+          const mode = op.executable ? existing.mode | 0o111 : existing.mode & ~0o111;
+          fs.chmodSync(abs, mode & 0o7777);
+          touchedFiles.push(op.path);
+        }
+        continue;
+      }
+      if (recovering && existing && this.alreadyApplied(abs, existing, op)) continue;
       // plan() checked that the deletes above emptied this directory.
       if (existing?.isDirectory()) fs.rmdirSync(abs);
       const bytes = this.store.get(op.contentHash);
@@ -597,34 +799,74 @@ export class ProjectWorkspace {
         throw new WorkspaceError(
           'HASH_MISMATCH',
           `${describePath(op.path)}: byteLength does not match ${op.contentHash}`,
-          {
-            path: op.path,
-          },
+          { path: op.path },
         );
-      const temp = join(dir, tempName());
-      // Keep an executable script executable when its content is replaced.
-      writeFileDurably(temp, bytes, existing?.isFile() ? existing.mode & 0o777 : undefined);
+      const temp = join(this.abs(parent), tempName());
+      if (op.op === 'link') fs.symlinkSync(bytes.toString('utf8'), temp);
+      else writeFileNoSync(temp, bytes, op.executable ? 0o777 : 0o666);
       this.fault(`file-staged:${op.path}`);
+      this.safeDir(parent, rootReal, false);
       fs.renameSync(temp, abs);
-      touched.add(dir);
+      this.scanner.seed(op.path, fs.lstatSync(abs), {
+        target: 'SERVER',
+        path: op.path,
+        contentHash: op.contentHash,
+        byteLength: op.byteLength,
+        ...(op.op === 'link' ? { kind: 'SYMLINK' as const } : {}),
+        ...(op.op === 'write' && op.executable ? { executable: true as const } : {}),
+      });
+      touchedDirs.add(parent);
+      touchedFiles.push(op.path);
       this.fault(`file-renamed:${op.path}`);
     }
-    for (const dir of touched) if (fs.existsSync(dir)) fsyncDir(dir);
+    this.flushTree(touchedFiles, touchedDirs);
+    this.fault('flushed');
 
     this.fault('before-journal-delete');
     fs.rmSync(this.journalPath, { force: true });
     fsyncDir(this.journalDir);
     this.fault('journal-deleted');
+    this.verifiedDirs = new Set();
   }
 
-  private removeEmptyParents(rel: string, touched: Set<string>): void {
+  /** True when the path already holds exactly what the op writes (recovery skips it). */
+  private alreadyApplied(abs: string, st: fs.Stats, op: JournalOp): boolean {
+    if (op.op === 'link') {
+      if (!st.isSymbolicLink()) return false;
+      return sha256Digest(fs.readlinkSync(abs, 'utf8')) === op.contentHash;
+    }
+    if (op.op !== 'write' || !st.isFile() || st.size !== op.byteLength) return false;
+    if (((st.mode & 0o100) !== 0) !== (op.executable === true)) return false;
+    return sha256Digest(fs.readFileSync(abs)) === op.contentHash;
+  }
+
+  /** Makes the renames and writes durable: one `sync -f` of the file system, else fsync each. */
+  private flushTree(files: readonly string[], dirs: ReadonlySet<string>): void {
+    if (files.length === 0 && dirs.size <= 1) {
+      fsyncDir(this.root);
+      return;
+    }
+    if (files.length > 64) {
+      const r = spawnSync('sync', ['-f', this.root], { stdio: 'ignore', timeout: 60_000 });
+      if (r.status === 0) return;
+    }
+    for (const rel of files) fsyncPath(this.abs(rel));
+    for (const dir of dirs) if (fs.existsSync(this.abs(dir))) fsyncDir(this.abs(dir));
+  }
+
+  private removeEmptyParents(rel: string, rootReal: string, touched: Set<string>): void {
     const parts = rel.split('/');
     parts.pop();
     for (; parts.length > 0; parts.pop()) {
-      const abs = this.abs(parts.join('/'));
+      const dir = parts.join('/');
+      if (!this.safeDir(parentOf(dir), rootReal, false)) continue;
+      const st = lstatOrNull(this.abs(dir));
+      if (!st) continue;
+      if (st.isSymbolicLink() || !st.isDirectory()) return;
       try {
-        fs.rmdirSync(abs);
-        touched.add(dirname(abs));
+        fs.rmdirSync(this.abs(dir));
+        this.verifiedDirs.delete(dir);
+        touched.add(parentOf(dir));
       } catch (err) {
         if (isErrno(err, 'ENOENT')) continue;
         if (isErrno(err, 'ENOTEMPTY') || isErrno(err, 'EEXIST') || isErrno(err, 'ENOTDIR')) return;
@@ -633,12 +875,12 @@ export class ProjectWorkspace {
     }
   }
 
-  /** Removes staged temp files left in the folder by an interrupted change. */
+  /** Removes staged temp files left in the folder by an interrupted change (never through links). */
   private sweepFolderTemps(): void {
     if (!fs.existsSync(this.root)) return;
     const visit = (absDir: string): void => {
       for (const entry of fs.readdirSync(absDir, { withFileTypes: true })) {
-        if (SKIPPED_NAMES.has(entry.name)) continue;
+        if (entry.name === GIT_DIR) continue;
         const abs = join(absDir, entry.name);
         if (entry.isDirectory()) visit(abs);
         else if (entry.name.startsWith(TEMP_PREFIX)) fs.rmSync(abs, { force: true });
@@ -683,8 +925,14 @@ export class ProjectWorkspace {
     }
     if (parsed.checksum !== checksum) return corrupt('checksum mismatch');
     const body = parsed.body;
-    if (body.version !== 1 || body.projectId !== this.projectId || !Array.isArray(body.ops))
+    if (body.projectId !== this.projectId || !Array.isArray(body.ops))
       return corrupt('unexpected header');
+    if (body.version === 1) {
+      // Written before journals named the folder: the folder it was written for is this one.
+      body.rootReal = this.rootReal() ?? this.root;
+    } else if (body.version !== 2 || typeof body.rootReal !== 'string') {
+      return corrupt('unexpected header');
+    }
     for (const op of body.ops as unknown[]) {
       if (!isRecord(op) || typeof op.path !== 'string') return corrupt('bad op');
       // A journal is data from disk: its paths get the same checks as a caller's.
@@ -694,7 +942,15 @@ export class ProjectWorkspace {
         return corrupt(`bad path ${describePath(op.path)}`);
       }
       if (op.op === 'delete') continue;
-      if (op.op !== 'write' || typeof op.contentHash !== 'string' || !DIGEST.test(op.contentHash))
+      if (op.op === 'chmod') {
+        if (typeof op.executable !== 'boolean') return corrupt('bad op');
+        continue;
+      }
+      if (
+        (op.op !== 'write' && op.op !== 'link') ||
+        typeof op.contentHash !== 'string' ||
+        !DIGEST.test(op.contentHash)
+      )
         return corrupt('bad op');
       if (!Number.isSafeInteger(op.byteLength)) return corrupt('bad op');
     }
@@ -706,8 +962,9 @@ function stateOf(files: ManifestFile[]): WorkspaceState {
   return { files, contentHash: canonicalManifestHash(files) };
 }
 
-function compareCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+function parentOf(rel: string): string {
+  const i = rel.lastIndexOf('/');
+  return i < 0 ? '' : rel.slice(0, i);
 }
 
 function isInside(real: string, rootReal: string): boolean {
@@ -718,11 +975,36 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** Writes a new file without fsync: `rollForward` flushes all of them once at the end. */
+function writeFileNoSync(path: string, bytes: Buffer, mode: number): void {
+  const fd = fs.openSync(path, 'wx', mode);
+  try {
+    let offset = 0;
+    while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
+  } finally {
+    fs.closeSync(fd);
+  }
+  // The umask may have cleared bits the manifest asks for.
+  if (mode & 0o100) fs.chmodSync(path, fs.statSync(path).mode | 0o100);
+}
+
+function fsyncPath(path: string): void {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(path, 'r');
+    fs.fsyncSync(fd);
+  } catch {
+    // A link (or a file gone since) has nothing of its own to flush; its directory is synced.
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
 /** A valid relative path that also avoids the names the workspace never writes. */
 function validateWritablePath(path: string): string {
   validateRelativePath(path);
   for (const segment of path.split('/'))
-    if (SKIPPED_NAMES.has(segment) || segment.startsWith(TEMP_PREFIX))
+    if (segment === GIT_DIR || segment.startsWith(TEMP_PREFIX))
       throw new WorkspaceError(
         'PATH_INVALID',
         `${describePath(path)} is inside a reserved name (${segment})`,
@@ -735,28 +1017,22 @@ function validateWritablePath(path: string): string {
 function assertNoFileDirectoryClash(files: readonly ManifestFile[]): void {
   const paths = new Set(files.map((f) => f.path));
   for (const f of files) {
-    const segments = f.path.split('/');
-    for (let i = 1; i < segments.length; i++) {
-      const ancestor = segments.slice(0, i).join('/');
+    let at = f.path.indexOf('/');
+    while (at >= 0) {
+      const ancestor = f.path.slice(0, at);
       if (paths.has(ancestor))
         throw new WorkspaceError(
           'PATH_INVALID',
           `${describePath(ancestor)} cannot be both a file and a directory`,
-          {
-            path: f.path,
-          },
+          { path: f.path },
         );
+      at = f.path.indexOf('/', at + 1);
     }
   }
 }
 
-/** Checks a manifest to restore and returns it sorted, reduced to the four manifest fields. */
+/** Checks a manifest to restore and returns it sorted, reduced to the manifest fields. */
 function validateRestoreManifest(files: readonly ManifestFile[]): ManifestFile[] {
-  if (files.length > MAX_CHECKPOINT_FILES)
-    throw new WorkspaceError(
-      'TOO_MANY_FILES',
-      `A checkpoint has at most ${MAX_CHECKPOINT_FILES} files (got ${files.length})`,
-    );
   const seen = new Set<string>();
   const out: ManifestFile[] = [];
   for (const f of files) {
@@ -765,9 +1041,7 @@ function validateRestoreManifest(files: readonly ManifestFile[]): ManifestFile[]
       throw new WorkspaceError(
         'PATH_INVALID',
         `${describePath(f.path)}: only SERVER files live in a project folder`,
-        {
-          path: f.path,
-        },
+        { path: f.path },
       );
     if (seen.has(f.path))
       throw new WorkspaceError('PATH_INVALID', `${describePath(f.path)} is listed twice`, {
@@ -784,15 +1058,14 @@ function validateRestoreManifest(files: readonly ManifestFile[]): ManifestFile[]
         `${describePath(f.path)} has an invalid byteLength`,
         { path: f.path },
       );
-    if (f.byteLength > MAX_FILE_BYTES)
-      throw new WorkspaceError('TOO_LARGE', `${describePath(f.path)} is over 1 MiB`, {
-        path: f.path,
-      });
     out.push({
       target: 'SERVER',
       path: f.path,
       contentHash: f.contentHash,
       byteLength: f.byteLength,
+      ...(f.kind === 'SYMLINK' ? { kind: 'SYMLINK' as const } : {}),
+      ...(f.executable && f.kind !== 'SYMLINK' ? { executable: true as const } : {}),
+      ...(f.notCaptured === 'OVER_CAP' ? { notCaptured: 'OVER_CAP' as const } : {}),
     });
   }
   const sorted = sortManifest(out);

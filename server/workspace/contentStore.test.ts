@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ContentStore } from './contentStore.ts';
+import { sha256Digest } from './manifest.ts';
 import { WorkspaceError } from './WorkspaceError.ts';
 
 let dir: string;
@@ -12,61 +12,101 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function errorOf(fn: () => unknown): WorkspaceError {
+function codeOf(fn: () => unknown): string | undefined {
   try {
     fn();
   } catch (err) {
-    if (err instanceof WorkspaceError) return err;
-    throw err;
+    return err instanceof WorkspaceError ? err.code : 'not a WorkspaceError';
   }
-  throw new Error('expected a WorkspaceError');
+  return undefined;
 }
 
+const packFiles = () => fs.readdirSync(join(dir, 'packs')).sort();
+
 describe('ContentStore', () => {
-  it('stores bytes under their sha256 digest and returns them exactly', () => {
+  it('stores bytes under their sha256 digest, compressed in one pack, and returns them exactly', () => {
     const store = new ContentStore(dir);
-    const bytes = Buffer.from([0, 255, 10, 13, 0xe2, 0x82, 0xac]);
-    const hash = store.put(bytes);
-    expect(hash).toBe('sha256:' + createHash('sha256').update(bytes).digest('hex'));
+    const text = Buffer.from('const x = 1;\n'.repeat(1000));
+    const binary = Buffer.from([0, 1, 2, 254, 255]);
+    const a = store.put(text);
+    const b = store.put(binary);
+    expect(a).toBe(sha256Digest(text));
+    expect(store.get(a).equals(text)).toBe(true);
+    expect(store.get(b).equals(binary)).toBe(true);
+    store.flush();
+    const files = packFiles();
+    expect(files.filter((f) => f.endsWith('.pack'))).toHaveLength(1);
+    expect(files.filter((f) => f.endsWith('.idx'))).toHaveLength(1);
+    // Text compresses: the pack holds far fewer bytes than went in.
+    const pack = files.find((f) => f.endsWith('.pack'))!;
+    expect(fs.statSync(join(dir, 'packs', pack)).size).toBeLessThan(text.length / 4);
+  });
+
+  it('is idempotent, and hashes strings as UTF-8', () => {
+    const store = new ContentStore(dir);
+    expect(store.put('héllo')).toBe(sha256Digest(Buffer.from('héllo', 'utf8')));
+    store.put('héllo');
+    store.flush();
+    expect(store.get(sha256Digest('héllo')).toString('utf8')).toBe('héllo');
+    expect(packFiles()).toHaveLength(2);
+  });
+
+  it('keeps only flushed blobs for a fresh instance (a crash before flush stores nothing)', () => {
+    const store = new ContentStore(dir);
+    const kept = store.put('kept');
+    store.flush();
+    const lost = store.put('lost before flush');
+    const fresh = new ContentStore(dir);
+    expect(fresh.get(kept).toString()).toBe('kept');
+    expect(fresh.has(lost)).toBe(false);
+    expect(codeOf(() => fresh.get(lost))).toBe('NOT_FOUND');
+  });
+
+  it('detects a damaged pack on read', () => {
+    const store = new ContentStore(dir);
+    const hash = store.put(Buffer.from('abcdefgh'.repeat(100)));
+    store.flush();
+    const pack = packFiles().find((f) => f.endsWith('.pack'))!;
+    const fd = fs.openSync(join(dir, 'packs', pack), 'r+');
+    fs.writeSync(fd, Buffer.from([0xff, 0xff, 0xff]), 0, 3, 2);
+    fs.closeSync(fd);
+    expect(codeOf(() => new ContentStore(dir).get(hash))).toBe('HASH_MISMATCH');
+  });
+
+  it('still reads a blob of the older loose layout', () => {
+    const hash = sha256Digest('legacy');
+    fs.mkdirSync(join(dir, hash.slice(7, 9)), { recursive: true });
+    fs.writeFileSync(join(dir, hash.slice(7, 9), hash.slice(9)), 'legacy');
+    const store = new ContentStore(dir);
     expect(store.has(hash)).toBe(true);
-    expect(store.get(hash).equals(bytes)).toBe(true);
-    const hex = hash.slice(7);
-    expect(fs.existsSync(join(dir, hex.slice(0, 2), hex.slice(2)))).toBe(true);
+    expect(store.get(hash).toString()).toBe('legacy');
   });
+});
 
-  it('hashes strings as UTF-8 and is idempotent, leaving no temp files', () => {
+describe('ContentStore.collectGarbage', () => {
+  it('removes unreferenced blobs, rewrites half-dead packs and keeps live ones', () => {
     const store = new ContentStore(dir);
-    const a = store.put('héllo');
-    const b = store.put(Buffer.from('héllo', 'utf8'));
-    expect(a).toBe(b);
-    const hex = a.slice(7);
-    expect(fs.readdirSync(join(dir, hex.slice(0, 2)))).toEqual([hex.slice(2)]);
+    const live = store.put('live one');
+    const dead = [store.put('dead one'), store.put('dead two'), store.put('dead three')];
+    store.flush();
+    const deadPack = store.put('all dead');
+    store.flush();
+    const result = store.collectGarbage({ live: new Set([live]), graceMs: 0 });
+    expect(result.blobsRemoved).toBe(4);
+    expect(result.packsRewritten).toBe(1);
+    expect(result.packsDeleted).toBe(1);
+    const fresh = new ContentStore(dir);
+    expect(fresh.get(live).toString()).toBe('live one');
+    for (const h of [...dead, deadPack]) expect(fresh.has(h)).toBe(false);
   });
 
-  it('survives a fresh instance on the same directory', () => {
-    const hash = new ContentStore(dir).put('kept');
-    expect(new ContentStore(dir).get(hash).toString()).toBe('kept');
-  });
-
-  it('reports a missing or malformed hash as NOT_FOUND', () => {
+  it('never removes content younger than the grace period (a checkpoint still being written)', () => {
     const store = new ContentStore(dir);
-    const missing = 'sha256:' + '0'.repeat(64);
-    expect(store.has(missing)).toBe(false);
-    expect(errorOf(() => store.get(missing)).code).toBe('NOT_FOUND');
-    expect(store.has('sha256:../../etc/passwd')).toBe(false);
-    expect(errorOf(() => store.get('sha256:../../etc/passwd')).code).toBe('NOT_FOUND');
-  });
-
-  it('detects a damaged blob on read and repairs it on the next put', () => {
-    const store = new ContentStore(dir);
-    const hash = store.put('original');
-    const hex = hash.slice(7);
-    const file = join(dir, hex.slice(0, 2), hex.slice(2));
-    fs.chmodSync(file, 0o644);
-    fs.writeFileSync(file, 'tampered');
-    expect(errorOf(() => store.get(hash)).code).toBe('HASH_MISMATCH');
-    fs.writeFileSync(file, 'short');
-    store.put('original');
-    expect(store.get(hash).toString()).toBe('original');
+    const fresh = store.put('written by a checkpoint that has not committed yet');
+    store.flush();
+    const result = store.collectGarbage({ live: new Set(), graceMs: 60_000 });
+    expect(result.blobsRemoved).toBe(0);
+    expect(store.get(fresh)).toBeTruthy();
+    expect(store.collectGarbage({ live: new Set(), graceMs: 0 }).blobsRemoved).toBe(1);
   });
 });

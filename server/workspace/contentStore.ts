@@ -1,45 +1,148 @@
 import * as fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { DIGEST, sha256Digest } from './manifest.ts';
 import { errnoOf, fsyncDir, isErrno, tempName, writeFileDurably } from './durableFs.ts';
 import { WorkspaceError } from './WorkspaceError.ts';
 
+/** Where one blob lives inside a pack. */
+interface PackEntry {
+  pack: string;
+  offset: number;
+  storedLength: number;
+  rawLength: number;
+  /** 0: stored as is, 1: raw deflate. */
+  method: 0 | 1;
+}
+
+interface OpenPack {
+  id: string;
+  fd: number;
+  size: number;
+  entries: { hex: string; entry: PackEntry }[];
+}
+
+export interface GcOptions {
+  /** Every blob that must survive (`sha256:<hex>`). */
+  live: ReadonlySet<string>;
+  /** Packs and loose blobs younger than this are never touched (a writer may still need them). */
+  graceMs: number;
+  now?: number;
+}
+
+export interface GcResult {
+  packsDeleted: number;
+  packsRewritten: number;
+  blobsRemoved: number;
+  bytesFreed: number;
+}
+
+const IDX_MAGIC = 0x53494458; // "SIDX"
+const IDX_VERSION = 1;
+const IDX_ENTRY = 64;
+/** Blobs smaller than this are stored as they are: deflate would not pay for its header. */
+const MIN_COMPRESS = 64;
+const SAMPLE = 16 * 1024;
+
 /**
- * Immutable file contents keyed by `sha256:<hex>`, stored as `dir/<first 2 hex>/<other 62 hex>`.
+ * Immutable file contents keyed by `sha256:<hex>`, compressed and written in packs.
  *
- * `put` is idempotent and atomic (temp file, fsync, rename), so a crash leaves either no blob or
- * a whole one. `get` re-hashes what it reads, so a blob damaged on disk is reported as
- * `HASH_MISMATCH` instead of being restored into a project.
+ * `put` appends new bytes (raw deflate at level 1, or as they are when they do not compress) to
+ * the current pack file `packs/<id>.pack`; `flush` makes them durable: one fsync of the pack,
+ * then its index `packs/<id>.idx` (hash, offset, lengths; checksummed) written to a temp file,
+ * fsynced and renamed. Only blobs listed in an index exist: a crash before `flush` leaves a pack
+ * without an index, which no reader trusts and `collectGarbage` removes. So a checkpoint of
+ * 20,000 new files costs one fsync, not 20,000.
+ *
+ * `get` re-hashes what it reads, so damage on disk is reported as `HASH_MISMATCH` instead of being
+ * restored into a project. Blobs of the older layout (`<2 hex>/<62 hex>`, uncompressed, one file
+ * each) are still read, and garbage-collected like the rest.
  */
 export class ContentStore {
   readonly dir: string;
+  private readonly packDir: string;
+  private readonly index = new Map<string, PackEntry>();
+  private readonly readFds = new Map<string, number>();
+  private readonly knownIdx = new Set<string>();
+  private open: OpenPack | null = null;
 
   constructor(dir: string) {
     this.dir = dir;
-    fs.mkdirSync(dir, { recursive: true });
+    this.packDir = join(dir, 'packs');
+    fs.mkdirSync(this.packDir, { recursive: true });
+    this.loadIndexes();
   }
 
-  /** Stores the bytes (a string as UTF-8) and returns their `sha256:<hex>` digest. */
+  /** Stores the bytes (a string as UTF-8) and returns their digest; durable after `flush()`. */
   put(bytes: Buffer | string): string {
     const buf = typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes;
     const hash = sha256Digest(buf);
-    const target = this.pathOf(hash);
+    this.putHashed(hash, buf);
+    return hash;
+  }
+
+  /** `put` for bytes whose digest the caller already computed (it is not checked again). */
+  putHashed(hash: string, buf: Buffer): void {
+    const hex = hash.slice(7);
+    if (this.index.has(hex) || this.hasLoose(hex)) return;
     try {
-      const existing = fs.statSync(target, { throwIfNoEntry: false });
-      // A blob of the right size was written whole (rename is atomic); a wrong size is damage to repair.
-      if (existing?.isFile() && existing.size === buf.length) return hash;
-      const dir = join(this.dir, hash.slice(7, 9));
-      fs.mkdirSync(dir, { recursive: true });
-      const temp = join(dir, tempName());
-      writeFileDurably(temp, buf);
-      fs.renameSync(temp, target);
-      fsyncDir(dir);
+      const pack = this.openPack();
+      let stored = buf;
+      let method: 0 | 1 = 0;
+      if (buf.length >= MIN_COMPRESS && compressible(buf)) {
+        const deflated = deflateRawSync(buf, { level: 1 });
+        if (deflated.length < buf.length) {
+          stored = deflated;
+          method = 1;
+        }
+      }
+      let written = 0;
+      while (written < stored.length)
+        written += fs.writeSync(
+          pack.fd,
+          stored,
+          written,
+          stored.length - written,
+          pack.size + written,
+        );
+      const entry: PackEntry = {
+        pack: pack.id,
+        offset: pack.size,
+        storedLength: stored.length,
+        rawLength: buf.length,
+        method,
+      };
+      pack.size += stored.length;
+      pack.entries.push({ hex, entry });
+      this.index.set(hex, entry);
     } catch (err) {
       throw new WorkspaceError('IO', `Could not store blob ${hash}: ${errnoOf(err)}`, {
         cause: err,
       });
     }
-    return hash;
+  }
+
+  /** Makes every blob put so far durable (see the class comment). A no-op when nothing is new. */
+  flush(): void {
+    const pack = this.open;
+    if (!pack) return;
+    this.open = null;
+    try {
+      fs.fsyncSync(pack.fd);
+      const idx = encodeIndex(pack.entries);
+      const idxPath = join(this.packDir, `${pack.id}.idx`);
+      const temp = join(this.packDir, tempName());
+      writeFileDurably(temp, idx);
+      fs.renameSync(temp, idxPath);
+      fsyncDir(this.packDir);
+      this.knownIdx.add(pack.id);
+    } catch (err) {
+      for (const { hex } of pack.entries) this.index.delete(hex);
+      throw new WorkspaceError('IO', `Could not seal a blob pack: ${errnoOf(err)}`, {
+        cause: err,
+      });
+    }
   }
 
   /** The bytes of a blob; throws `NOT_FOUND` if absent, `HASH_MISMATCH` if damaged. */
@@ -49,12 +152,36 @@ export class ContentStore {
         'NOT_FOUND',
         `Not a sha256 digest: ${JSON.stringify(hash.slice(0, 80))}`,
       );
+    const hex = hash.slice(7);
+    let entry = this.index.get(hex);
+    if (!entry && !this.hasLoose(hex)) {
+      // Another process (a crash-test child, a second studio on this data dir) may have sealed a pack.
+      this.loadIndexes();
+      entry = this.index.get(hex);
+    }
     let bytes: Buffer;
     try {
-      bytes = fs.readFileSync(this.pathOf(hash));
+      if (entry) {
+        const stored = Buffer.allocUnsafe(entry.storedLength);
+        const fd = this.readFd(entry.pack);
+        let read = 0;
+        while (read < stored.length) {
+          const n = fs.readSync(fd, stored, read, stored.length - read, entry.offset + read);
+          if (n === 0) break;
+          read += n;
+        }
+        if (read !== stored.length)
+          throw new WorkspaceError('HASH_MISMATCH', `Stored content for ${hash} is truncated`);
+        bytes = entry.method === 1 ? inflateRawSync(stored) : stored;
+      } else {
+        bytes = fs.readFileSync(this.loosePath(hex));
+      }
     } catch (err) {
+      if (err instanceof WorkspaceError) throw err;
       if (isErrno(err, 'ENOENT'))
         throw new WorkspaceError('NOT_FOUND', `No stored content for ${hash}`);
+      if (typeof (err as { code?: unknown }).code === 'string' && !('syscall' in (err as object)))
+        throw new WorkspaceError('HASH_MISMATCH', `Stored content for ${hash} is damaged`);
       throw new WorkspaceError('IO', `Could not read blob ${hash}: ${errnoOf(err)}`, {
         cause: err,
       });
@@ -65,14 +192,181 @@ export class ContentStore {
   }
 
   has(hash: string): boolean {
-    return (
-      DIGEST.test(hash) &&
-      fs.statSync(this.pathOf(hash), { throwIfNoEntry: false })?.isFile() === true
-    );
+    if (!DIGEST.test(hash)) return false;
+    const hex = hash.slice(7);
+    return this.index.has(hex) || this.hasLoose(hex);
   }
 
-  private pathOf(hash: string): string {
-    const hex = hash.slice(7);
+  /** Bytes on disk under `dir` (packs, indexes and loose blobs). */
+  diskBytes(): number {
+    let total = 0;
+    const visit = (dir: string): void => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const abs = join(dir, e.name);
+        if (e.isDirectory()) visit(abs);
+        else if (e.isFile()) total += fs.statSync(abs).size;
+      }
+    };
+    visit(this.dir);
+    return total;
+  }
+
+  /**
+   * Removes every blob not in `live`. A pack with no live blob is deleted; a pack that is less
+   * than half live is rewritten (its live blobs copied into a new sealed pack first). Packs,
+   * unsealed packs and loose blobs younger than `graceMs` are left alone, so bytes a concurrent
+   * checkpoint has just written (and not yet referenced) survive.
+   */
+  collectGarbage(options: GcOptions): GcResult {
+    const now = options.now ?? Date.now();
+    const result: GcResult = { packsDeleted: 0, packsRewritten: 0, blobsRemoved: 0, bytesFreed: 0 };
+    this.flush();
+    this.loadIndexes();
+    const old = (path: string): boolean => {
+      const st = fs.statSync(path, { throwIfNoEntry: false });
+      return st !== undefined && now - st.mtimeMs >= options.graceMs;
+    };
+    const byPack = new Map<string, { hex: string; entry: PackEntry }[]>();
+    for (const [hex, entry] of this.index) {
+      const list = byPack.get(entry.pack) ?? [];
+      list.push({ hex, entry });
+      byPack.set(entry.pack, list);
+    }
+    for (const name of fs.readdirSync(this.packDir)) {
+      if (!name.endsWith('.pack')) continue;
+      const id = name.slice(0, -5);
+      const packPath = join(this.packDir, name);
+      if (!old(packPath)) continue;
+      const entries = byPack.get(id);
+      if (!entries) {
+        // A pack that was never sealed: nothing refers to it.
+        result.bytesFreed += fs.statSync(packPath).size;
+        this.dropPack(id);
+        result.packsDeleted += 1;
+        continue;
+      }
+      const live = entries.filter((e) => options.live.has(`sha256:${e.hex}`));
+      if (live.length === entries.length) continue;
+      const liveBytes = live.reduce((s, e) => s + e.entry.storedLength, 0);
+      const allBytes = entries.reduce((s, e) => s + e.entry.storedLength, 0);
+      if (live.length > 0 && liveBytes * 2 >= allBytes) continue;
+      const copies = live.map((e) => ({ hex: e.hex, bytes: this.get(`sha256:${e.hex}`) }));
+      for (const { hex } of entries) this.index.delete(hex);
+      for (const c of copies) this.putHashed(`sha256:${c.hex}`, c.bytes);
+      this.flush();
+      result.bytesFreed += fs.statSync(packPath).size;
+      this.dropPack(id);
+      result.blobsRemoved += entries.length - live.length;
+      if (live.length > 0) result.packsRewritten += 1;
+      else result.packsDeleted += 1;
+    }
+    for (const sub of fs.readdirSync(this.dir)) {
+      if (!/^[0-9a-f]{2}$/.test(sub)) continue;
+      for (const rest of fs.readdirSync(join(this.dir, sub))) {
+        const abs = join(this.dir, sub, rest);
+        if (options.live.has(`sha256:${sub}${rest}`) || !old(abs)) continue;
+        result.bytesFreed += fs.statSync(abs).size;
+        fs.rmSync(abs, { force: true });
+        result.blobsRemoved += 1;
+      }
+    }
+    return result;
+  }
+
+  private dropPack(id: string): void {
+    const fd = this.readFds.get(id);
+    if (fd !== undefined) fs.closeSync(fd);
+    this.readFds.delete(id);
+    this.knownIdx.delete(id);
+    fs.rmSync(join(this.packDir, `${id}.idx`), { force: true });
+    fs.rmSync(join(this.packDir, `${id}.pack`), { force: true });
+    fsyncDir(this.packDir);
+  }
+
+  private openPack(): OpenPack {
+    if (this.open) return this.open;
+    const id = `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`;
+    const fd = fs.openSync(join(this.packDir, `${id}.pack`), 'wx+');
+    this.readFds.set(id, fd);
+    this.open = { id, fd, size: 0, entries: [] };
+    return this.open;
+  }
+
+  private readFd(pack: string): number {
+    let fd = this.readFds.get(pack);
+    if (fd === undefined) {
+      fd = fs.openSync(join(this.packDir, `${pack}.pack`), 'r');
+      this.readFds.set(pack, fd);
+    }
+    return fd;
+  }
+
+  private loadIndexes(): void {
+    for (const name of fs.readdirSync(this.packDir)) {
+      if (!name.endsWith('.idx')) continue;
+      const id = name.slice(0, -4);
+      if (this.knownIdx.has(id)) continue;
+      const entries = decodeIndex(id, fs.readFileSync(join(this.packDir, name)));
+      if (!entries) continue;
+      for (const { hex, entry } of entries) if (!this.index.has(hex)) this.index.set(hex, entry);
+      this.knownIdx.add(id);
+    }
+  }
+
+  private loosePath(hex: string): string {
     return join(this.dir, hex.slice(0, 2), hex.slice(2));
   }
+
+  private hasLoose(hex: string): boolean {
+    return fs.statSync(this.loosePath(hex), { throwIfNoEntry: false })?.isFile() === true;
+  }
+}
+
+/** Deflate pays off: a sample of the start shrinks by a tenth at least (not media, not archives). */
+function compressible(buf: Buffer): boolean {
+  if (buf.length <= SAMPLE) return true;
+  const sample = buf.subarray(0, SAMPLE);
+  return deflateRawSync(sample, { level: 1 }).length < sample.length * 0.9;
+}
+
+function encodeIndex(entries: readonly { hex: string; entry: PackEntry }[]): Buffer {
+  const body = Buffer.alloc(16 + entries.length * IDX_ENTRY);
+  body.writeUInt32BE(IDX_MAGIC, 0);
+  body.writeUInt32BE(IDX_VERSION, 4);
+  body.writeUInt32BE(entries.length, 8);
+  entries.forEach(({ hex, entry }, i) => {
+    const at = 16 + i * IDX_ENTRY;
+    body.write(hex, at, 32, 'hex');
+    body.writeDoubleBE(entry.offset, at + 32);
+    body.writeDoubleBE(entry.storedLength, at + 40);
+    body.writeDoubleBE(entry.rawLength, at + 48);
+    body.writeUInt8(entry.method, at + 56);
+  });
+  const checksum = Buffer.from(sha256Digest(body).slice(7), 'hex');
+  return Buffer.concat([body, checksum]);
+}
+
+function decodeIndex(id: string, buf: Buffer): { hex: string; entry: PackEntry }[] | null {
+  if (buf.length < 48) return null;
+  const body = buf.subarray(0, buf.length - 32);
+  if (sha256Digest(body).slice(7) !== buf.subarray(buf.length - 32).toString('hex')) return null;
+  if (body.readUInt32BE(0) !== IDX_MAGIC || body.readUInt32BE(4) !== IDX_VERSION) return null;
+  const count = body.readUInt32BE(8);
+  if (body.length !== 16 + count * IDX_ENTRY) return null;
+  const out: { hex: string; entry: PackEntry }[] = [];
+  for (let i = 0; i < count; i++) {
+    const at = 16 + i * IDX_ENTRY;
+    const method = body.readUInt8(at + 56);
+    out.push({
+      hex: body.toString('hex', at, at + 32),
+      entry: {
+        pack: id,
+        offset: body.readDoubleBE(at + 32),
+        storedLength: body.readDoubleBE(at + 40),
+        rawLength: body.readDoubleBE(at + 48),
+        method: method === 1 ? 1 : 0,
+      },
+    });
+  }
+  return out;
 }

@@ -12,6 +12,12 @@ export interface ManifestFile {
   /** `sha256:` + 64 lowercase hex digits of the file's bytes. */
   contentHash: string;
   byteLength: number;
+  /** Set for a symbolic link: `contentHash`/`byteLength` then describe the link's target text. */
+  kind?: 'SYMLINK';
+  /** Set when the owner's execute bit is on (regular files only). */
+  executable?: true;
+  /** Set when the bytes were not stored (a file over the per-file cap): restore cannot put it back. */
+  notCaptured?: 'OVER_CAP';
 }
 
 export interface ManifestChange {
@@ -36,7 +42,7 @@ export function sha256Digest(bytes: Buffer | string): string {
   return 'sha256:' + createHash('sha256').update(bytes).digest('hex');
 }
 
-function compareCodeUnits(a: string, b: string): number {
+export function compareCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
@@ -44,22 +50,23 @@ function compareFiles(a: ManifestFile, b: ManifestFile): number {
   return compareCodeUnits(a.target, b.target) || compareCodeUnits(a.path, b.path);
 }
 
-function keyOf(file: { target: string; path: string }): string {
-  return `${file.target}\u0000${file.path}`;
-}
-
 /** A sorted copy: by `target`, then by `path`, both in UTF-16 code-unit order (not locale order). */
 export function sortManifest(files: readonly ManifestFile[]): ManifestFile[] {
-  return [...files].sort(compareFiles);
+  let sorted = true;
+  for (let i = 1; i < files.length && sorted; i++)
+    if (compareFiles(files[i - 1]!, files[i]!) > 0) sorted = false;
+  return sorted ? [...files] : [...files].sort(compareFiles);
 }
 
 /**
  * The `contentHash` of a checkpoint or of the live project.
  *
  * Recipe (stable; clients may recompute it):
- * 1. Keep exactly four fields of each file: `byteLength` (integer), `contentHash`
- *    (`sha256:<64 lowercase hex>` of the bytes), `path` (relative, `/`-separated) and `target`
- *    (`SERVER` or `CLIENT`). Extra fields such as `__typename` are dropped.
+ * 1. Keep these fields of each file: `byteLength` (integer), `contentHash`
+ *    (`sha256:<64 lowercase hex>` of the bytes; of the link text for a symlink), `path`
+ *    (relative, `/`-separated) and `target` (`SERVER` or `CLIENT`), plus, only when they apply,
+ *    `executable: true`, `kind: "SYMLINK"` and `notCaptured: "OVER_CAP"`. Extra fields such as
+ *    `__typename` are dropped. (A tree of plain files hashes exactly as before these were added.)
  * 2. Sort the files by `target`, then by `path`, comparing UTF-16 code units.
  * 3. Serialize `{"files":[...]}` as canonical JSON: object keys sorted, no whitespace, strings
  *    escaped as JSON.stringify does, integers in decimal. One file reads
@@ -69,34 +76,70 @@ export function sortManifest(files: readonly ManifestFile[]): ManifestFile[] {
  * The empty project hashes `{"files":[]}`.
  */
 export function canonicalManifestHash(files: readonly ManifestFile[]): string {
-  const normalized = sortManifest(files).map((f) => ({
+  return sha256Digest(canonicalManifestText(sortManifest(files)));
+}
+
+/** The canonical text of step 3, for files already sorted by {@link sortManifest}. */
+export function canonicalManifestText(sorted: readonly ManifestFile[]): string {
+  return '{"files":[' + sorted.map(canonicalEntry).join(',') + ']}';
+}
+
+/** One file's canonical JSON (step 1 and 3 of the recipe), with keys in sorted order. */
+export function canonicalEntry(f: ManifestFile): string {
+  return canonicalJson({
     byteLength: f.byteLength,
     contentHash: f.contentHash,
+    ...(f.executable ? { executable: true } : {}),
+    ...(f.kind === 'SYMLINK' ? { kind: 'SYMLINK' } : {}),
+    ...(f.notCaptured ? { notCaptured: f.notCaptured } : {}),
     path: f.path,
     target: f.target,
-  }));
-  return sha256Digest(canonicalJson({ files: normalized }));
+  });
+}
+
+/** The identity of a file in the sense of the recipe: same text, same file. */
+export function sameFile(a: ManifestFile, b: ManifestFile): boolean {
+  return (
+    a.contentHash === b.contentHash &&
+    a.byteLength === b.byteLength &&
+    (a.kind ?? null) === (b.kind ?? null) &&
+    (a.executable ?? false) === (b.executable ?? false) &&
+    (a.notCaptured ?? null) === (b.notCaptured ?? null)
+  );
 }
 
 /**
  * What changes between two manifests, matching files by `target` + `path`. A file is `changed`
- * when its `contentHash` or `byteLength` differs. Every list is sorted like {@link sortManifest}.
+ * when its `contentHash`, `byteLength`, kind,
+ * executable bit or capture state differs. Every list is sorted like {@link sortManifest}.
  */
 export function diffManifests(
   from: readonly ManifestFile[],
   to: readonly ManifestFile[],
 ): ManifestDiff {
-  const before = new Map(from.map((f) => [keyOf(f), f]));
-  const after = new Map(to.map((f) => [keyOf(f), f]));
+  // A merge of two sorted lists: linear, and cheap when both come sorted from a scan.
+  const a = sortManifest(from);
+  const b = sortManifest(to);
   const diff: ManifestDiff = { added: [], removed: [], changed: [], unchanged: [] };
-  for (const f of sortManifest(to)) {
-    const old = before.get(keyOf(f));
-    if (!old) diff.added.push(f);
-    else if (old.contentHash !== f.contentHash || old.byteLength !== f.byteLength)
-      diff.changed.push({ path: f.path, target: f.target, from: old, to: f });
-    else diff.unchanged.push(f);
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const x = a[i];
+    const y = b[j];
+    const order = x === undefined ? 1 : y === undefined ? -1 : compareFiles(x, y);
+    if (order < 0) {
+      diff.removed.push(x!);
+      i += 1;
+    } else if (order > 0) {
+      diff.added.push(y!);
+      j += 1;
+    } else {
+      if (sameFile(x!, y!)) diff.unchanged.push(y!);
+      else diff.changed.push({ path: y!.path, target: y!.target, from: x!, to: y! });
+      i += 1;
+      j += 1;
+    }
   }
-  for (const f of sortManifest(from)) if (!after.has(keyOf(f))) diff.removed.push(f);
   return diff;
 }
 

@@ -88,17 +88,22 @@ interface CheckpointNode {
 }
 
 async function checkpoints(sessionId: string): Promise<CheckpointNode[]> {
+  type Paged = Omit<CheckpointNode, 'files'> & { files: { edges: { node: { path: string } }[] } };
   const result = await gql<{
-    studioCheckpoints: { supported: boolean; edges: { node: CheckpointNode }[] };
+    studioCheckpoints: { supported: boolean; edges: { node: Paged }[] };
   }>(
     studio,
     `query ($sessionId: String!) { studioCheckpoints(sessionId: $sessionId, first: 50) {
-      supported edges { node { checkpointId reason exactPreImage createdAt files { path } } } } }`,
+      supported edges { node { checkpointId reason exactPreImage createdAt
+        files(first: 500) { edges { node { path } } } } } } }`,
     { sessionId },
   );
   if (!result.data) throw new Error(`studioCheckpoints failed: ${JSON.stringify(result.errors)}`);
   expect(result.data.studioCheckpoints.supported).toBe(true);
-  return result.data.studioCheckpoints.edges.map((e) => e.node);
+  return result.data.studioCheckpoints.edges.map(({ node }) => ({
+    ...node,
+    files: node.files.edges.map((e) => e.node),
+  }));
 }
 
 beforeAll(async () => {

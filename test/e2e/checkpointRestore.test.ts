@@ -2,8 +2,12 @@
  * Journey (c): restore an AGENT_WRITE checkpoint of the changelog demo session from the
  * checkpoint browser (preview, confirmation naming it, approval), check on disk that the project
  * now holds exactly the checkpoint's files, then "Undo restore" and check the files are back.
+ * The demo project is a 2,000-file folder here (issue 8): the browser pages through its files.
  */
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { SAMPLE_PROJECT_FILES } from '../../server/workspace/sampleProject.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator } from 'playwright-core';
 import { gql, launchChromium, saveScreenshot, startStudio, type RunningStudio } from './harness.ts';
@@ -25,8 +29,12 @@ interface Checkpoint {
   projectRevision: string;
   contentHash: string;
   restoredAt: string | null;
-  files: { path: string; target: string; contentHash: string; byteLength: number }[];
+  fileCount: number;
 }
+
+const EXTRA_FILES = 2000;
+/** The manifests of the checkpoints, read page by page. */
+const manifests = new Map<string, Map<string, string>>();
 
 let studio: RunningStudio;
 let browser: Browser;
@@ -35,7 +43,18 @@ let tab: StudioTab;
 let original: Map<string, string>;
 
 beforeAll(async () => {
-  studio = await startStudio();
+  // The sample project plus 2,000 more files, in place before the studio first scans it.
+  const dataDir = mkdtempSync(join(tmpdir(), 'studio-e2e-'));
+  const root = join(dataDir, 'projects', 'sample-app');
+  const files: Record<string, string> = { ...SAMPLE_PROJECT_FILES };
+  for (let i = 0; i < EXTRA_FILES; i++)
+    files[`src/generated/g${i % 25}/m${String(i).padStart(4, '0')}.ts`] =
+      `export const m${i} = ${i};\n`;
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(root, path)), { recursive: true });
+    writeFileSync(join(root, path), content);
+  }
+  studio = await startStudio({ dataDir });
   browser = await launchChromium();
   tab = await openStudioTab(browser, studio, { viewport: { width: 1400, height: 1000 } });
 });
@@ -55,12 +74,41 @@ async function checkpointsOf(sessionId: string): Promise<Checkpoint[]> {
   const result = await gql<{ studioCheckpoints: { edges: { node: Checkpoint }[] } }>(
     studio,
     `query($s: String!) { studioCheckpoints(sessionId: $s, first: 50) { edges { node {
-      checkpointId reason projectRevision contentHash restoredAt
-      files { path target contentHash byteLength } } } } }`,
+      checkpointId reason projectRevision contentHash restoredAt fileCount } } } }`,
     { s: sessionId },
   );
   if (!result.data) throw new Error(JSON.stringify(result.errors));
-  return result.data.studioCheckpoints.edges.map((e) => e.node);
+  const list = result.data.studioCheckpoints.edges.map((e) => e.node);
+  for (const c of list)
+    if (!manifests.has(c.checkpointId)) manifests.set(c.checkpointId, await filesOf(c));
+  return list;
+}
+
+/** Every file of a checkpoint, through the paged StudioCheckpoint.files. */
+async function filesOf(checkpoint: Checkpoint): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  let after: string | null = null;
+  for (;;) {
+    type FilesPage = {
+      studioCheckpoint: {
+        files: {
+          pageInfo: { hasNextPage: boolean; endCursor: string | null };
+          edges: { node: { path: string; contentHash: string } }[];
+        };
+      };
+    };
+    const result: { data?: FilesPage | null; errors?: unknown } = await gql<FilesPage>(
+      studio,
+      `query($id: String!, $after: String) { studioCheckpoint(checkpointId: $id) {
+        files(first: 500, after: $after) { pageInfo { hasNextPage endCursor } edges { node { path contentHash } } } } }`,
+      { id: checkpoint.checkpointId, after },
+    );
+    if (!result.data) throw new Error(JSON.stringify(result.errors));
+    const page: FilesPage['studioCheckpoint']['files'] = result.data.studioCheckpoint.files;
+    for (const e of page.edges) out.set(e.node.path, e.node.contentHash);
+    if (!page.pageInfo.hasNextPage) return out;
+    after = page.pageInfo.endCursor;
+  }
 }
 
 async function projectHash(sessionId: string): Promise<{ revision: string; contentHash: string }> {
@@ -75,7 +123,9 @@ async function projectHash(sessionId: string): Promise<{ revision: string; conte
 
 /** The checkpoint's files as path → hash (every file of the demo projects targets SERVER). */
 function manifestOf(checkpoint: Checkpoint): Map<string, string> {
-  return new Map(checkpoint.files.map((f) => [f.path, f.contentHash]));
+  const files = manifests.get(checkpoint.checkpointId);
+  if (!files) throw new Error(`no manifest read for ${checkpoint.checkpointId}`);
+  return files;
 }
 
 const projectRoot = () => join(studio.dataDir, 'projects', 'sample-app');
@@ -182,6 +232,18 @@ describe('journey (c): restore a checkpoint and undo it', () => {
     await expectVisible(row.getByText('Matches current project'));
     await flow.getByRole('button', { name: 'Undo restore' }).scrollIntoViewIfNeeded();
     await saveScreenshot(page, 'journey-c-restored');
+
+    // The browser pages through the checkpoint's files, a hundred at a time.
+    expect(target.fileCount).toBeGreaterThan(EXTRA_FILES);
+    const name = `checkpoint ${shortId(target.checkpointId)}`;
+    await row.getByRole('button', { name: `Files of ${name}` }).click();
+    const panel = page.getByRole('region', { name: `Files of ${name}` });
+    await expectVisible(panel.getByText(`1–100 of ${target.fileCount}`));
+    await panel.getByRole('button', { name: 'Next page' }).click();
+    await expectVisible(panel.getByText(`101–200 of ${target.fileCount}`));
+    await panel.getByLabel('Folder (path prefix)').fill('src/generated/g3/');
+    await expectVisible(panel.getByText(`1–80 of 80`));
+    await panel.getByRole('button', { name: 'Close' }).click();
   });
 
   it('undoes the restore: the project folder is back as it was', async () => {

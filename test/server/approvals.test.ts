@@ -9,6 +9,7 @@ import {
   APPROVE,
   REJECT,
   attach,
+  checkpointManifest,
   codeOf,
   createSession,
   decideInput,
@@ -146,7 +147,8 @@ describe('approvals', () => {
       const checkpoint = flow[3]!;
       expect(checkpoint.checkpointReason).toBe('AGENT_WRITE');
       // The pre-image still holds the file the delete removed.
-      expect(checkpoint.files?.find((f) => f.path === SCRATCH)?.byteLength).toBe(
+      const preImage = await checkpointManifest(c, checkpoint.checkpointId!);
+      expect(preImage.find((f) => f.path === SCRATCH)?.byteLength).toBe(
         Buffer.byteLength(scratchContent),
       );
       expect(existsSync(r.scratch)).toBe(false);

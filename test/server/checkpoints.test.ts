@@ -2,10 +2,12 @@
  * Patches, checkpoints and restores on real project folders: what the events and queries say is
  * compared with what is on disk, file by file.
  */
-import { existsSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { ContentStore } from '../../server/workspace/contentStore.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  checkpointManifest,
   APPROVE,
   CREATE_CHECKPOINT,
   REQUEST_RESTORE,
@@ -98,8 +100,8 @@ function humanEdit(dir: string, tag: string): void {
   rmSync(join(dir, '.gitignore'), { force: true });
 }
 
-function blobPath(hash: string): string {
-  return join(h.dataDir, 'blobs', hash.slice(7, 9), hash.slice(9));
+function storedBlob(hash: string): string {
+  return new ContentStore(join(h.dataDir, 'blobs')).get(hash).toString('utf8');
 }
 
 describe('patches and checkpoints', () => {
@@ -123,11 +125,11 @@ describe('patches and checkpoints', () => {
       const cp = cps[0]!;
       expect(cp.checkpointReason).toBe('AGENT_WRITE');
       expect(cp.projectRevision).toBe(projectBefore.revision);
-      expect(sortedFiles(cp.files!)).toEqual(manifestOf(before));
+      const cpFiles = await checkpointManifest(c, cp.checkpointId!);
+      expect(sortedFiles(cpFiles)).toEqual(manifestOf(before));
       expect(cp.contentHash).toBe(projectBefore.contentHash);
       // The pre-image's content is kept by sha256 in the data dir.
-      for (const f of cp.files!)
-        expect(readFileSync(blobPath(f.contentHash), 'utf8')).toBe(before[f.path]);
+      for (const f of cpFiles) expect(storedBlob(f.contentHash)).toBe(before[f.path]);
 
       // The patch tool ran under a WORKSPACE lease, after the checkpoint.
       const patch = events.filter(
@@ -240,7 +242,9 @@ describe('restore', () => {
       const restored = flow[4]!;
       expect(preImage.checkpointReason).toBe('RESTORE_PREIMAGE');
       expect(preImage.projectRevision).toBe(projectB.revision);
-      expect(sortedFiles(preImage.files!)).toEqual(manifestOf(treeB));
+      expect(sortedFiles(await checkpointManifest(c, preImage.checkpointId!))).toEqual(
+        manifestOf(treeB),
+      );
       expect(preImage.contentHash).toBe(projectB.contentHash);
       expect(restored.checkpointId).toBe(cpA.checkpointId);
       expect(restored.restoredAt).toEqual(expect.any(String));

@@ -180,7 +180,26 @@ export async function ok<T = Record<string, unknown>>(
       `GraphQL failed: ${result.error.message} (${codeOf(result.error) ?? 'no code'})`,
     );
   if (!result.data) throw new Error('GraphQL returned no data');
-  return result.data;
+  return flattenFilePages(result.data) as T;
+}
+
+/**
+ * Manifests are served paged (`files(first, after) { edges { node } }`); the tests compare whole
+ * lists, so a `files` connection that fits one page comes back as its array of nodes.
+ */
+function flattenFilePages(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(flattenFilePages);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const page = v as { edges?: { node: unknown }[]; pageInfo?: { hasNextPage: boolean } } | null;
+    if (k === 'files' && page && Array.isArray(page.edges)) {
+      if (page.pageInfo?.hasNextPage)
+        throw new Error('a files page in a test did not hold every file');
+      out[k] = page.edges.map((e) => e.node);
+    } else out[k] = flattenFilePages(v);
+  }
+  return out;
 }
 
 /** Runs an operation that must fail and returns its error code. */
@@ -357,7 +376,7 @@ export const REJECT = `mutation Reject($input: DecideAgentToolInput!) {
 }`;
 
 const CHECKPOINT_FIELDS = `checkpointId sessionId projectId projectRevision contentHash reason fileCount totalBytes createdAt restoredAt exactPreImage
-  files { target path contentHash byteLength }`;
+  files(first: 500) { pageInfo { hasNextPage } edges { node { target path contentHash byteLength } } }`;
 
 export interface CheckpointData {
   checkpointId: string;
@@ -391,7 +410,8 @@ export const REQUEST_RESTORE = `mutation RequestRestore($input: StudioCheckpoint
 }`;
 
 export const PROJECT = `query Project($sessionId: String!) {
-  studioProject(sessionId: $sessionId) { projectId name revision contentHash files { target path contentHash byteLength } }
+  studioProject(sessionId: $sessionId) { projectId name revision contentHash
+    files(first: 500) { pageInfo { hasNextPage } edges { node { target path contentHash byteLength } } } }
 }`;
 
 export interface ProjectData {
@@ -532,6 +552,41 @@ export async function getProject(c: StudioClient, sessionId: string): Promise<Pr
   if (!data.studioProject) throw new Error('no project');
   return data.studioProject;
 }
+
+/** A checkpoint's whole manifest, read through the paged `StudioCheckpoint.files`. */
+export async function checkpointManifest(
+  c: StudioClient,
+  checkpointId: string,
+): Promise<CheckpointFile[]> {
+  const out: CheckpointFile[] = [];
+  let after: string | null = null;
+  for (;;) {
+    const data: {
+      studioCheckpoint: {
+        files: {
+          edges: { cursor: string; node: CheckpointFile }[];
+          pageInfo: { hasNextPage: boolean; endCursor: string | null };
+        };
+      } | null;
+    } = await run<never>(c, CHECKPOINT_FILES, { checkpointId, after }).then((r) => {
+      if (r.error || !r.data) throw new Error(`GraphQL failed: ${r.error?.message}`);
+      return r.data as never;
+    });
+    if (!data.studioCheckpoint) throw new Error(`no checkpoint ${checkpointId}`);
+    out.push(...data.studioCheckpoint.files.edges.map((e) => e.node));
+    if (!data.studioCheckpoint.files.pageInfo.hasNextPage) return out;
+    after = data.studioCheckpoint.files.pageInfo.endCursor;
+  }
+}
+
+const CHECKPOINT_FILES = `query CheckpointFiles($checkpointId: String!, $after: String) {
+  studioCheckpoint(checkpointId: $checkpointId) {
+    files(first: 500, after: $after) {
+      pageInfo { hasNextPage endCursor }
+      edges { cursor node { target path contentHash byteLength } }
+    }
+  }
+}`;
 
 export async function listCheckpoints(
   c: StudioClient,

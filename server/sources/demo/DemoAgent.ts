@@ -260,7 +260,10 @@ export class DemoAgent implements Source {
     let readme = '';
     if (session.projectId) {
       const project = this.engine.projectOfSession(sessionId);
-      listing = (project?.files ?? []).map((f) => f.path);
+      listing =
+        project && !project.unavailableReason
+          ? this.engine.projectFiles(project.projectId).map((f) => f.path)
+          : [];
       this.serverTool(
         sessionId,
         runId,

@@ -23,12 +23,71 @@ const file = (path: string, h: string, byteLength = 100, target = 'SERVER') => (
   byteLength,
 });
 
+type FixtureFile = ReturnType<typeof file>;
+const node = (f: FixtureFile | undefined) =>
+  f ? { ...f, kind: 'FILE', executable: false, notCaptured: null } : null;
+const byPath = (a: { path: string }, b: { path: string }) =>
+  a.path < b.path ? -1 : a.path > b.path ? 1 : 0;
+
+/** The paged connection the server serves, over a fixture's files (the default resolver calls it). */
+function pageOf<T extends { path: string }>(items: T[], args: Record<string, unknown>) {
+  const prefix = (args.pathPrefix as string | null) ?? '';
+  const after = (args.after as string | null) ?? null;
+  const first = (args.first as number | null) ?? 100;
+  const kept = [...items].sort(byPath).filter((f) => f.path.startsWith(prefix));
+  const start = after === null ? 0 : kept.findIndex((f) => f.path > after);
+  const slice = start < 0 ? [] : kept.slice(start, start + first);
+  return {
+    totalCount: kept.length,
+    pageInfo: {
+      hasNextPage: start >= 0 && start + first < kept.length,
+      endCursor: slice.at(-1)?.path ?? null,
+    },
+    edges: slice.map((f) => ({ cursor: f.path, node: f })),
+  };
+}
+
+const fixtureFiles = new Map<string, FixtureFile[]>();
+
+/** `StudioCheckpoint.changes`: from `against` (a checkpoint, or the project) to this checkpoint. */
+function changesOf(to: FixtureFile[]) {
+  return (args: Record<string, unknown>) => {
+    const from = args.against ? (fixtureFiles.get(args.against as string) ?? []) : PROJECT_FILES;
+    const rows: { path: string; change: string; from: unknown; to: unknown }[] = [];
+    for (const f of to) {
+      const old = from.find((o) => o.path === f.path);
+      if (!old) rows.push({ path: f.path, change: 'ADDED', from: null, to: node(f) });
+      else if (old.contentHash !== f.contentHash)
+        rows.push({ path: f.path, change: 'CHANGED', from: node(old), to: node(f) });
+    }
+    for (const f of from)
+      if (!to.some((t) => t.path === f.path))
+        rows.push({ path: f.path, change: 'REMOVED', from: node(f), to: null });
+    const nodes = rows.map((r) => ({
+      ...r,
+      changedOutsideAgent: false,
+      notRestorableReason: null,
+    }));
+    const count = (c: string) => rows.filter((r) => r.change === c).length;
+    return {
+      ...pageOf(nodes, args),
+      added: count('ADDED'),
+      changed: count('CHANGED'),
+      removed: count('REMOVED'),
+      modeChanged: 0,
+      notRestorable: 0,
+      changedOutsideAgent: 0,
+    };
+  };
+}
+
 function checkpoint(
   id: string,
   revision: string,
   files: ReturnType<typeof file>[],
   overrides: Record<string, unknown> = {},
 ) {
+  if (!fixtureFiles.has(id)) fixtureFiles.set(id, files);
   return {
     __typename: 'StudioCheckpoint',
     checkpointId: id,
@@ -37,7 +96,13 @@ function checkpoint(
     projectRevision: revision,
     contentHash: hash(id.slice(-1)),
     reason: 'AGENT_WRITE',
-    files,
+    files: (args: Record<string, unknown>) =>
+      pageOf(
+        files.map((f) => node(f)!),
+        args,
+      ),
+    changes: changesOf(files),
+    fileList: files,
     fileCount: files.length,
     totalBytes: String(files.reduce((sum, f) => sum + f.byteLength, 0)),
     createdAt: '2026-11-30T09:40:00.000Z',
@@ -66,6 +131,8 @@ const cp3 = checkpoint(
   },
 );
 
+const PROJECT_FILES = [file('src/b.ts', '6'), file('src/c.ts', '4', 5000), file('src/e.ts', '7')];
+
 function project(revision = '4') {
   return {
     __typename: 'StudioProject',
@@ -74,7 +141,16 @@ function project(revision = '4') {
     revision,
     contentHash: hash('9'),
     updatedAt: '2026-11-30T09:50:00.000Z',
-    files: [file('src/b.ts', '6'), file('src/c.ts', '4', 5000), file('src/e.ts', '7')],
+    fileCount: PROJECT_FILES.length,
+    totalBytes: String(PROJECT_FILES.reduce((sum, f) => sum + f.byteLength, 0)),
+    available: true,
+    unavailableReason: null,
+    files: (args: Record<string, unknown>) =>
+      pageOf(
+        PROJECT_FILES.map((f) => node(f)!),
+        args,
+      ),
+    fileList: PROJECT_FILES,
   };
 }
 
@@ -173,6 +249,33 @@ describe('CheckpointBrowserPage', () => {
     await user.type(within(panel).getByLabelText('Filter by path'), 'b.ts');
     expect(paths()).toEqual(['src/b.ts']);
     expect(within(panel).getByText('1 of 3 files')).toBeTruthy();
+  });
+
+  it('pages through a large checkpoint’s files, a page of 100 at a time', async () => {
+    const user = userEvent.setup();
+    const many = Array.from({ length: 250 }, (_, i) =>
+      file(`src/f${String(i).padStart(3, '0')}.ts`, 'a'),
+    );
+    const large = checkpoint('cpL-0000-0000-000L', '7', many);
+    setup({ studioCheckpoints: () => connection([large]), studioCheckpoint: byId([large]) });
+    await user.click(await screen.findByRole('button', { name: 'Files of checkpoint cpL-0000…' }));
+    const panel = await screen.findByRole('region', { name: 'Files of checkpoint cpL-0000…' });
+    const firstPath = async () =>
+      (await within(panel).findByRole('table')).querySelectorAll('tbody tr td')[1]?.textContent;
+    expect(await within(panel).findByText('1–100 of 250')).toBeTruthy();
+    expect(await firstPath()).toBe('src/f000.ts');
+    await user.click(within(panel).getByRole('button', { name: 'Next page' }));
+    expect(await within(panel).findByText('101–200 of 250')).toBeTruthy();
+    expect(await firstPath()).toBe('src/f100.ts');
+    await user.click(within(panel).getByRole('button', { name: 'Next page' }));
+    expect(await within(panel).findByText('201–250 of 250')).toBeTruthy();
+    expect(
+      (within(panel).getByRole('button', { name: 'Next page' }) as HTMLButtonElement).disabled,
+    ).toBe(true);
+    await user.click(within(panel).getByRole('button', { name: 'Previous page' }));
+    expect(await within(panel).findByText('101–200 of 250')).toBeTruthy();
+    await user.type(within(panel).getByLabelText('Folder (path prefix)'), 'src/f24');
+    expect(await within(panel).findByText('1–10 of 10')).toBeTruthy();
   });
 
   it('compares two checkpoints by file hash', async () => {
@@ -335,7 +438,7 @@ describe('CheckpointBrowserPage restore', () => {
 
   it('follows the restore call through events to success and offers to undo it', async () => {
     const user = userEvent.setup();
-    const preimage = checkpoint('cp9-0000-0000-0009', '4', project().files, {
+    const preimage = checkpoint('cp9-0000-0000-0009', '4', project().fileList, {
       reason: 'RESTORE_PREIMAGE',
     });
     const studio = setup({
@@ -547,7 +650,7 @@ describe('CheckpointBrowserPage file diffs', () => {
     expect(diffRows(removed)).toEqual(['1||−Removed|export const a = 1;']);
   });
 
-  it('offers no diff for an unchanged file', async () => {
+  it('counts an unchanged file without listing it or offering a diff', async () => {
     const user = userEvent.setup();
     setup({}, contents());
     await user.click(
@@ -558,10 +661,10 @@ describe('CheckpointBrowserPage file diffs', () => {
     const view = await screen.findByRole('region', {
       name: 'Compare checkpoint cp3-0000… → the current project',
     });
-    await user.click(within(view).getByLabelText('Show unchanged files'));
-    const unchanged = within(view).getByText('src/c.ts').closest('tr') as HTMLElement;
-    expect(within(unchanged).getByText('Unchanged')).toBeTruthy();
-    expect(within(unchanged).queryByRole('button')).toBeNull();
+    // The server sends changed paths only (a page at a time); unchanged ones are a count.
+    expect((view.querySelector('dl') as HTMLElement).textContent).toContain('Unchanged1');
+    expect(within(view).queryByText('src/c.ts')).toBeNull();
+    expect(within(view).queryByRole('button', { name: 'Show diff of src/c.ts' })).toBeNull();
     expect(within(view).getByRole('button', { name: 'Show diff of src/b.ts' })).toBeTruthy();
   });
 

@@ -5,9 +5,7 @@ import type { ResultOf } from '../../graphql/graphql.ts';
 import { CopyButton } from '../../ui/CopyButton.tsx';
 import { SafeText } from '../../ui/SafeText.tsx';
 import { ScrollX } from '../../ui/ScrollX.tsx';
-import { ComparisonCounts, ComparisonTable } from './CheckpointCompare.tsx';
-import { CheckpointFilesTable } from './CheckpointFilesTable.tsx';
-import { compareFiles, type ManifestFile } from './compareFiles.ts';
+import { PagedChanges, PagedFiles } from './CheckpointFilePages.tsx';
 import { CheckpointQuery, CheckpointsQuery, ProjectQuery } from './documents.ts';
 import { dateTimeOf, formatBytes, REASON_LABEL, shortHash, shortId } from './format.ts';
 import { RestoreFlow, type RenderToolCall } from './RestoreFlow.tsx';
@@ -166,7 +164,7 @@ export function CheckpointBrowserPage({
                     <td className="px-2 font-mono text-xs" title={project.contentHash}>
                       {shortHash(project.contentHash)}
                     </td>
-                    <td className="px-2 tabular-nums">{project.files.length}</td>
+                    <td className="px-2 tabular-nums">{project.fileCount}</td>
                     <td className="px-2" colSpan={2} />
                   </tr>
                 </tbody>
@@ -457,7 +455,10 @@ function FilesPanel({ checkpointId, onClose }: { checkpointId: string; onClose: 
         </button>
       </header>
       {checkpoint ? (
-        <CheckpointFilesTable files={checkpoint.files} caption={`Files of ${name}`} />
+        <PagedFiles
+          source={{ kind: 'checkpoint', checkpointId: checkpoint.checkpointId }}
+          caption={`Files of ${name}`}
+        />
       ) : fetching ? (
         <p role="status">Loading files…</p>
       ) : (
@@ -467,31 +468,8 @@ function FilesPanel({ checkpointId, onClose }: { checkpointId: string; onClose: 
   );
 }
 
-/** The files of one side of a comparison, or null while loading. */
-function useManifest(
-  sessionId: string,
-  side: Side,
-): { label: string; files: readonly ManifestFile[] | null } {
-  const [{ data: checkpointData }] = useQuery({
-    query: CheckpointQuery,
-    variables: { checkpointId: side.kind === 'checkpoint' ? side.checkpointId : '' },
-    pause: side.kind !== 'checkpoint',
-  });
-  const [{ data: projectData }] = useQuery({
-    query: ProjectQuery,
-    variables: { sessionId },
-    pause: side.kind !== 'project',
-  });
-  if (side.kind === 'project') {
-    const project = projectData?.studioProject;
-    return { label: 'the current project', files: project ? project.files : null };
-  }
-  const checkpoint = checkpointData?.studioCheckpoint;
-  return {
-    label: `checkpoint ${shortId(side.checkpointId)}`,
-    files: checkpoint ? checkpoint.files : null,
-  };
-}
+const sideLabel = (side: Side) =>
+  side.kind === 'project' ? 'the current project' : `checkpoint ${shortId(side.checkpointId)}`;
 
 function CompareView({
   sessionId,
@@ -507,9 +485,22 @@ function CompareView({
   /** Per-file restore of the picked paths from the compared checkpoint. */
   onRestoreFiles: (checkpointId: string, paths: string[]) => void;
 }) {
-  const before = useManifest(sessionId, from);
-  const after = useManifest(sessionId, to);
-  const title = `Compare ${before.label} → ${after.label}`;
+  const [{ data: projectData }] = useQuery({ query: ProjectQuery, variables: { sessionId } });
+  const beforeLabel = sideLabel(from);
+  const afterLabel = sideLabel(to);
+  const title = `Compare ${beforeLabel} → ${afterLabel}`;
+  // The server compares a checkpoint with another or with the project; from the project's side
+  // the same answer is read reversed.
+  const query =
+    to.kind === 'checkpoint'
+      ? {
+          checkpointId: to.checkpointId,
+          against: from.kind === 'checkpoint' ? from.checkpointId : null,
+          reversed: false,
+        }
+      : from.kind === 'checkpoint'
+        ? { checkpointId: from.checkpointId, against: null, reversed: true }
+        : null;
   // Picking files to restore makes sense when one side is the project and the other a checkpoint.
   const source =
     from.kind === 'checkpoint' && to.kind === 'project'
@@ -535,68 +526,37 @@ function CompareView({
           Close
         </button>
       </header>
-      {before.files && after.files ? (
-        <>
-          <CompareBody
-            before={before.files}
-            after={after.files}
-            caption={title}
-            beforeLabel={before.label}
-            afterLabel={after.label}
-            {...(source ? { picked, onPick: pick } : {})}
-          />
-          {source ? (
-            <div className="flex flex-wrap items-center gap-2">
-              <button
-                type="button"
-                className={small}
-                disabled={picked.size === 0}
-                onClick={() => onRestoreFiles(source, [...picked].sort())}
-              >
-                Restore {picked.size} picked {picked.size === 1 ? 'file' : 'files'}…
-              </button>
-              <span className="text-xs text-slate-600 dark:text-slate-400">
-                Only the picked files come back from checkpoint {shortId(source)}; every other file
-                stays as it is now.
-              </span>
-            </div>
-          ) : null}
-        </>
+      {!query ? (
+        <p>Both sides are the current project: nothing changes.</p>
       ) : (
-        <p role="status">Loading files…</p>
+        <PagedChanges
+          key={`${query.checkpointId}:${query.against ?? 'project'}`}
+          checkpointId={query.checkpointId}
+          against={query.against}
+          reversed={query.reversed}
+          totalAfter={query.reversed ? (projectData?.studioProject?.fileCount ?? null) : null}
+          caption={title}
+          beforeLabel={beforeLabel}
+          afterLabel={afterLabel}
+          {...(source ? { picked, onPick: pick } : {})}
+        />
       )}
+      {query && source ? (
+        <div className="flex flex-wrap items-center gap-2">
+          <button
+            type="button"
+            className={small}
+            disabled={picked.size === 0}
+            onClick={() => onRestoreFiles(source, [...picked].sort())}
+          >
+            Restore {picked.size} picked {picked.size === 1 ? 'file' : 'files'}…
+          </button>
+          <span className="text-xs text-slate-600 dark:text-slate-400">
+            Only the picked files come back from checkpoint {shortId(source)}; every other file
+            stays as it is now.
+          </span>
+        </div>
+      ) : null}
     </section>
-  );
-}
-
-function CompareBody({
-  before,
-  after,
-  caption,
-  beforeLabel,
-  afterLabel,
-  picked,
-  onPick,
-}: {
-  before: readonly ManifestFile[];
-  after: readonly ManifestFile[];
-  caption: string;
-  beforeLabel: string;
-  afterLabel: string;
-  picked?: ReadonlySet<string>;
-  onPick?: (path: string) => void;
-}) {
-  const comparison = compareFiles(before, after);
-  return (
-    <>
-      <ComparisonCounts comparison={comparison} />
-      <ComparisonTable
-        comparison={comparison}
-        caption={caption}
-        beforeLabel={beforeLabel}
-        afterLabel={afterLabel}
-        {...(onPick ? { picked, onPick } : {})}
-      />
-    </>
   );
 }

@@ -1,12 +1,13 @@
-import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { ErrorCode } from '../../../protocol/contract.ts';
 import { TERMINAL_TOOL_STATUSES, type ToolCallStatus } from '../../../protocol/events.ts';
 import { errorCode, makeIdempotencyKey, useSessionControl } from '../../graphql/attachment.ts';
 import { SafeText } from '../../ui/SafeText.tsx';
-import { ComparisonCounts, ComparisonTable } from './CheckpointCompare.tsx';
-import { compareFiles, type FileChange } from './compareFiles.ts';
+import { PagedChanges } from './CheckpointFilePages.tsx';
+import type { FileChange } from './compareFiles.ts';
 import {
+  CheckpointChangesQuery,
   CheckpointQuery,
   ProjectQuery,
   RequestCheckpointRestoreMutation,
@@ -102,17 +103,24 @@ export function RestoreFlow({
 
   const checkpoint = checkpointData?.studioCheckpoint ?? null;
   const project = projectData?.studioProject ?? null;
-  const comparison = useMemo(() => {
-    if (!checkpoint || !project) return null;
-    if (!paths) return compareFiles(project.files, checkpoint.files);
-    // The folder after a per-file restore: today's files with the picked ones from the checkpoint.
-    const picked = (path: string) => paths.some((p) => path === p || path.startsWith(`${p}/`));
-    const target = [
-      ...project.files.filter((f) => !picked(f.path)),
-      ...checkpoint.files.filter((f) => picked(f.path)),
-    ];
-    return compareFiles(project.files, target);
-  }, [checkpoint, project, paths]);
+  // The counts of every page (the preview lists the paths a page at a time).
+  const [{ data: changesData }] = useQuery({
+    query: CheckpointChangesQuery,
+    variables: { checkpointId, against: null, first: 1, after: null },
+    requestPolicy: 'cache-and-network',
+  });
+  const counts = changesData?.studioCheckpoint?.changes ?? null;
+  const comparison = counts
+    ? {
+        counts: {
+          changed: counts.changed + counts.modeChanged,
+          added: counts.added,
+          removed: counts.removed,
+        },
+        notRestorable: counts.notRestorable,
+        outside: counts.changedOutsideAgent,
+      }
+    : null;
 
   useEffect(() => {
     // The safe choice has the focus when the destructive question is asked.
@@ -208,14 +216,33 @@ export function RestoreFlow({
               The project already matches this checkpoint; restoring changes no file.
             </p>
           ) : null}
-          <ComparisonCounts comparison={comparison} labels={RESTORE_CHANGE_LABEL} />
-          <ComparisonTable
-            comparison={comparison}
-            caption="Files the restore changes"
-            labels={RESTORE_CHANGE_LABEL}
-            beforeLabel="the current project"
-            afterLabel={title}
-          />
+          {paths ? (
+            <section aria-label="Picked paths" className="text-sm">
+              <p>
+                Only these paths come back from the checkpoint (a folder brings back every file
+                under it); every other file stays as it is now. The approval card states the exact
+                counts the server computed for this selection.
+              </p>
+              <ul className="list-inside list-disc font-mono text-xs">
+                {paths.map((path) => (
+                  <li key={path}>
+                    <SafeText text={path} />
+                  </li>
+                ))}
+              </ul>
+            </section>
+          ) : (
+            <PagedChanges
+              checkpointId={checkpoint.checkpointId}
+              against={null}
+              totalAfter={null}
+              caption="Files the restore changes"
+              labels={RESTORE_CHANGE_LABEL}
+              beforeLabel="the current project"
+              afterLabel={title}
+              restorePreview
+            />
+          )}
           <div className="flex gap-2">
             <button type="button" className={danger} onClick={() => setPhase({ kind: 'confirm' })}>
               Restore this checkpoint…
@@ -236,10 +263,23 @@ export function RestoreFlow({
             {checkpoint.projectRevision}, {shortHash(checkpoint.contentHash)})?
           </p>
           <p>
-            {comparison.counts.changed} overwritten, {comparison.counts.added} re-created,{' '}
-            {comparison.counts.removed} deleted. The current project (revision {project.revision})
-            is saved first as a RESTORE_PREIMAGE checkpoint, so this restore can be undone. The
-            restore then waits for your approval, like any destructive tool call.
+            {paths ? (
+              `Only ${paths.length} picked ${paths.length === 1 ? 'path changes' : 'paths change'}`
+            ) : (
+              <>
+                {comparison.counts.changed} overwritten, {comparison.counts.added} re-created,{' '}
+                {comparison.counts.removed} deleted
+                {comparison.outside > 0
+                  ? `, ${comparison.outside} of them changed outside the agent since the last checkpoint`
+                  : ''}
+                {comparison.notRestorable > 0
+                  ? `; ${comparison.notRestorable} cannot be put back`
+                  : ''}
+              </>
+            )}
+            . The current project (revision {project.revision}) is saved first as a RESTORE_PREIMAGE
+            checkpoint, so this restore can be undone. The restore then waits for your approval,
+            like any destructive tool call.
           </p>
           {control.state !== 'attached' ? (
             <p>

@@ -1,32 +1,22 @@
-import {
-  ApprovalFields,
-  CheckpointFileFields,
-  ToolCallFields,
-} from '../../graphql/eventFragments.ts';
+import { ApprovalFields, ToolCallFields } from '../../graphql/eventFragments.ts';
 import { graphql } from '../../graphql/graphql.ts';
 
-/** One checkpoint as the browser shows it, with its file manifest (AgentCheckpointFile is embedded). */
-export const CheckpointFields = graphql(
-  `
-    fragment CheckpointFields on StudioCheckpoint @_unmask {
-      checkpointId
-      sessionId
-      projectId
-      projectRevision
-      contentHash
-      reason
-      fileCount
-      totalBytes
-      createdAt
-      restoredAt
-      exactPreImage
-      files {
-        ...CheckpointFileFields
-      }
-    }
-  `,
-  [CheckpointFileFields],
-);
+/** One checkpoint as the browser shows it; its files are paged (CheckpointFilesPageQuery). */
+export const CheckpointFields = graphql(`
+  fragment CheckpointFields on StudioCheckpoint @_unmask {
+    checkpointId
+    sessionId
+    projectId
+    projectRevision
+    contentHash
+    reason
+    fileCount
+    totalBytes
+    createdAt
+    restoredAt
+    exactPreImage
+  }
+`);
 
 /** One page of a session's checkpoints, newest first. */
 export const CheckpointsQuery = graphql(
@@ -63,23 +53,137 @@ export const CheckpointQuery = graphql(
   [CheckpointFields],
 );
 
-/** The session's project now: revision, content hash (computed as a checkpoint's) and files. */
-export const ProjectQuery = graphql(
+/** The session's project now: revision, content hash (computed as a checkpoint's), counts, availability. */
+export const ProjectQuery = graphql(`
+  query StudioProject($sessionId: String!) {
+    studioProject(sessionId: $sessionId) {
+      projectId
+      name
+      revision
+      contentHash
+      fileCount
+      totalBytes
+      available
+      unavailableReason
+      updatedAt
+    }
+  }
+`);
+
+/** One manifest entry of a paged file list (StudioCheckpointFile is embedded). */
+export const StudioFileFields = graphql(`
+  fragment StudioFileFields on StudioCheckpointFile @_unmask {
+    target
+    path
+    contentHash
+    byteLength
+    kind
+    executable
+    notCaptured
+  }
+`);
+
+const FilePageFields = graphql(
   `
-    query StudioProject($sessionId: String!) {
-      studioProject(sessionId: $sessionId) {
-        projectId
-        name
-        revision
-        contentHash
-        updatedAt
-        files {
-          ...CheckpointFileFields
+    fragment FilePageFields on StudioCheckpointFileConnection @_unmask {
+      totalCount
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+      edges {
+        cursor
+        node {
+          ...StudioFileFields
         }
       }
     }
   `,
-  [CheckpointFileFields],
+  [StudioFileFields],
+);
+
+/** One page of a checkpoint's files, by path (cursor = the last path of the previous page). */
+export const CheckpointFilesPageQuery = graphql(
+  `
+    query CheckpointFilesPage(
+      $checkpointId: String!
+      $first: Int!
+      $after: String
+      $pathPrefix: String
+    ) {
+      studioCheckpoint(checkpointId: $checkpointId) {
+        checkpointId
+        files(first: $first, after: $after, pathPrefix: $pathPrefix) {
+          ...FilePageFields
+        }
+      }
+    }
+  `,
+  [FilePageFields],
+);
+
+/** One page of the project's files now. */
+export const ProjectFilesPageQuery = graphql(
+  `
+    query ProjectFilesPage($sessionId: String!, $first: Int!, $after: String, $pathPrefix: String) {
+      studioProject(sessionId: $sessionId) {
+        projectId
+        files(first: $first, after: $after, pathPrefix: $pathPrefix) {
+          ...FilePageFields
+        }
+      }
+    }
+  `,
+  [FilePageFields],
+);
+
+/**
+ * One page of what restoring a checkpoint over `against` (a checkpoint; null: the project now)
+ * changes, with the counts of all pages. Against the project it is the restore preview.
+ */
+export const CheckpointChangesQuery = graphql(
+  `
+    query CheckpointChanges(
+      $checkpointId: String!
+      $against: String
+      $first: Int!
+      $after: String
+    ) {
+      studioCheckpoint(checkpointId: $checkpointId) {
+        checkpointId
+        fileCount
+        changes(against: $against, first: $first, after: $after) {
+          totalCount
+          added
+          changed
+          removed
+          modeChanged
+          notRestorable
+          changedOutsideAgent
+          pageInfo {
+            hasNextPage
+            endCursor
+          }
+          edges {
+            cursor
+            node {
+              path
+              change
+              changedOutsideAgent
+              notRestorableReason
+              from {
+                ...StudioFileFields
+              }
+              to {
+                ...StudioFileFields
+              }
+            }
+          }
+        }
+      }
+    }
+  `,
+  [StudioFileFields],
 );
 
 /** The proposed restore call's progress (the same StudioToolCall entity events update). */

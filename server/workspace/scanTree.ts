@@ -1,0 +1,248 @@
+import * as fs from 'node:fs';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { TEMP_PREFIX } from './durableFs.ts';
+import {
+  IgnoreFileCache,
+  isIgnored,
+  projectLayer,
+  type CapturePatterns,
+  type IgnoreLayer,
+} from './ignoreRules.ts';
+import {
+  canonicalEntry,
+  sha256Digest,
+  validateRelativePath,
+  type ManifestFile,
+} from './manifest.ts';
+
+/** The one name never captured, restored or written: git's own folder (or `.git` file). */
+export const GIT_DIR = '.git';
+/** The studio's own ignore file in a project root (`.gitignore` syntax, wins over the others). */
+export const STUDIO_IGNORE = '.studioignore';
+
+const HASH_CHUNK = 1024 * 1024;
+
+/** A file as the last scan saw it: when its stat still matches, its bytes are not read again. */
+interface CacheEntry {
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+  mode: number;
+  file: ManifestFile;
+  canonical: string;
+}
+
+export interface ScanOptions {
+  /** Files larger than this are recorded with `notCaptured: 'OVER_CAP'`, never read whole. */
+  maxFileBytes: number;
+  patterns: CapturePatterns;
+}
+
+export interface ScanResult {
+  /** Sorted by path in UTF-16 code-unit order (the walk produces that order directly). */
+  files: ManifestFile[];
+  /** Canonical JSON of each file, parallel to `files` (for the manifest text and hash). */
+  canonical: string[];
+  /** How many files were read (stat cache misses). */
+  filesRead: number;
+}
+
+/**
+ * Walks a project folder the way git sees it: `.gitignore` files at every level,
+ * `.git/info/exclude`, `.studioignore` and the project's patterns decide what is captured;
+ * `.git` and the layer's temp files are never entered. Symlinks are recorded as links (their
+ * target text is the content), never followed; regular files keep their owner-execute bit;
+ * other kinds (sockets, fifos, devices) are not content and are left out, as git does.
+ *
+ * A stat cache (size, mtime, ctime, inode, mode) remembers every file's entry: a file whose stat
+ * did not change is not read. A file modified within 1 s of the scan is not cached (its mtime
+ * may not have ticked yet), so a quick second write is never missed.
+ */
+export class TreeScanner {
+  private cache = new Map<string, CacheEntry>();
+  private readonly ignoreFiles = new IgnoreFileCache();
+  private readonly root: string;
+  private readonly options: ScanOptions;
+  private readonly patternLayer: IgnoreLayer | null;
+
+  constructor(root: string, options: ScanOptions) {
+    this.root = root;
+    this.options = options;
+    this.patternLayer = projectLayer(options.patterns);
+  }
+
+  get maxFileBytes(): number {
+    return this.options.maxFileBytes;
+  }
+
+  /**
+   * Records what the workspace itself just wrote at `rel` (its stat right after the rename), so
+   * the scan that follows a restore does not read it back. Such entries are as racy as any fresh
+   * write: the scan after that one reads them again (see the class comment).
+   */
+  seed(rel: string, st: fs.Stats, file: ManifestFile): void {
+    this.cache.set(rel, {
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+      ctimeMs: st.ctimeMs,
+      ino: st.ino,
+      mode: st.mode,
+      file,
+      canonical: canonicalEntry(file),
+    });
+  }
+
+  /** Forgets every cached stat (the next scan reads every file). */
+  invalidate(): void {
+    this.cache = new Map();
+  }
+
+  /**
+   * Scans the folder. `onContent(file, bytes)` is called for every captured file or link whose
+   * bytes were read, and for cached entries `needsContent(file)` says are missing elsewhere (so
+   * the caller can store them). Throws `PATH_INVALID` for a name no manifest can hold.
+   */
+  scan(hooks: {
+    onContent?: (file: ManifestFile, bytes: Buffer) => void;
+    needsContent?: (file: ManifestFile) => boolean;
+  }): ScanResult {
+    const startedAt = Date.now();
+    const next = new Map<string, CacheEntry>();
+    const files: ManifestFile[] = [];
+    const canonical: string[] = [];
+    let filesRead = 0;
+    const rootLayers: IgnoreLayer[] = [];
+    const exclude = this.ignoreFiles.layerFor(join(this.root, GIT_DIR, 'info', 'exclude'), '');
+    if (exclude) rootLayers.push(exclude);
+
+    const readContent = (abs: string, rel: string, st: fs.Stats): ManifestFile => {
+      filesRead += 1;
+      if (st.isSymbolicLink()) {
+        const text = Buffer.from(fs.readlinkSync(abs, 'utf8'), 'utf8');
+        const file: ManifestFile = {
+          target: 'SERVER',
+          path: rel,
+          contentHash: sha256Digest(text),
+          byteLength: text.length,
+          kind: 'SYMLINK',
+        };
+        hooks.onContent?.(file, text);
+        return file;
+      }
+      const executable = (st.mode & 0o100) !== 0;
+      if (st.size > this.options.maxFileBytes) {
+        const { hash, length } = hashFile(abs);
+        return {
+          target: 'SERVER',
+          path: rel,
+          contentHash: hash,
+          byteLength: length,
+          ...(executable ? { executable: true as const } : {}),
+          notCaptured: 'OVER_CAP',
+        };
+      }
+      const bytes = fs.readFileSync(abs);
+      const file: ManifestFile = {
+        target: 'SERVER',
+        path: rel,
+        contentHash: sha256Digest(bytes),
+        byteLength: bytes.length,
+        ...(executable ? { executable: true as const } : {}),
+      };
+      hooks.onContent?.(file, bytes);
+      return file;
+    };
+
+    const visit = (absDir: string, relDir: string, inherited: IgnoreLayer[]): void => {
+      const entries = fs.readdirSync(absDir, { withFileTypes: true });
+      let layers = inherited;
+      const names = new Set<string>();
+      for (const e of entries) names.add(e.name);
+      const addLayer = (name: string): void => {
+        if (!names.has(name)) return;
+        const layer = this.ignoreFiles.layerFor(join(absDir, name), relDir);
+        if (layer) layers = [...layers, layer];
+      };
+      addLayer('.gitignore');
+      if (relDir === '') {
+        addLayer(STUDIO_IGNORE);
+        if (this.patternLayer) layers = [...layers, this.patternLayer];
+      }
+      // Directories sort as `name/`, so a depth-first walk lists paths in code-unit order.
+      const keyed = entries.map((e) => ({ e, key: e.isDirectory() ? `${e.name}/` : e.name }));
+      keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      for (const { e } of keyed) {
+        const name = e.name;
+        if (name === GIT_DIR || name.startsWith(TEMP_PREFIX)) continue;
+        const rel = relDir ? `${relDir}/${name}` : name;
+        const abs = join(absDir, name);
+        if (e.isDirectory()) {
+          if (isIgnored(layers, rel, true)) continue;
+          visit(abs, rel, layers);
+          continue;
+        }
+        if (!e.isFile() && !e.isSymbolicLink()) continue;
+        if (isIgnored(layers, rel, false)) continue;
+        validateRelativePath(rel);
+        const st = fs.lstatSync(abs);
+        // The entry may have changed kind between readdir and lstat.
+        if (!st.isFile() && !st.isSymbolicLink()) continue;
+        const hit = this.cache.get(rel);
+        let entry: CacheEntry;
+        if (
+          hit &&
+          hit.size === st.size &&
+          hit.mtimeMs === st.mtimeMs &&
+          hit.ctimeMs === st.ctimeMs &&
+          hit.ino === st.ino &&
+          hit.mode === st.mode
+        ) {
+          entry = hit;
+          if (hooks.needsContent?.(hit.file)) {
+            const fresh = readContent(abs, rel, st);
+            if (fresh.contentHash !== hit.file.contentHash)
+              entry = { ...hit, file: fresh, canonical: canonicalEntry(fresh) };
+          }
+        } else {
+          const file = readContent(abs, rel, st);
+          entry = {
+            size: st.size,
+            mtimeMs: st.mtimeMs,
+            ctimeMs: st.ctimeMs,
+            ino: st.ino,
+            mode: st.mode,
+            file,
+            canonical: canonicalEntry(file),
+          };
+        }
+        if (startedAt - st.mtimeMs > 1000) next.set(rel, entry);
+        files.push(entry.file);
+        canonical.push(entry.canonical);
+      }
+    };
+    visit(this.root, '', rootLayers);
+    this.cache = next;
+    return { files, canonical, filesRead };
+  }
+}
+
+/** sha256 and length of a file read in 1 MiB chunks (for files over the cap: memory stays flat). */
+function hashFile(abs: string): { hash: string; length: number } {
+  const hash = createHash('sha256');
+  const fd = fs.openSync(abs, 'r');
+  const buf = Buffer.allocUnsafe(HASH_CHUNK);
+  let length = 0;
+  try {
+    for (;;) {
+      const n = fs.readSync(fd, buf, 0, HASH_CHUNK, null);
+      if (n === 0) break;
+      hash.update(buf.subarray(0, n));
+      length += n;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return { hash: 'sha256:' + hash.digest('hex'), length };
+}

@@ -1,0 +1,197 @@
+/**
+ * `npm run bench:checkpoints`: the studio's checkpoints against a shadow git repository (issue 8).
+ *
+ * Builds two identical trees in a temp dir (20,000 files, about 300 MB: source-like text, some
+ * binaries, a node_modules folder that .gitignore excludes, symlinks, an executable), then runs,
+ * on one tree, the studio's ProjectWorkspace in a child process (checkpointBenchStudio.ts) and,
+ * on the other, the git CLI with a separate git dir (`git add -A && git commit`, `git checkout`),
+ * the way Cline and Roo keep their shadow repositories. Both do the same steps: first
+ * checkpoint, checkpoint after one file changed, after 1,000 files changed, restore of one file,
+ * restore of the whole tree; then store size on disk and peak RSS. Figures are printed side by
+ * side with the targets (every figure at most 1.5x git's, the one-file checkpoint under 100 ms,
+ * RSS under 200 MB). A miss is printed, never an exit code: this is a benchmark, not a test.
+ *
+ * Env: BENCH_FILES (default 20000), BENCH_MB (default 300), BENCH_KEEP=1 keeps the temp dir.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildBenchTree, changeFiles, wipeTracked, type BenchTree } from './checkpointBenchTree.ts';
+
+const FILES = Number(process.env.BENCH_FILES ?? 20000);
+const MB = Number(process.env.BENCH_MB ?? 300);
+
+type Step = 'first' | 'one' | 'thousand' | 'restoreOne' | 'restoreAll';
+const STEPS: { step: Step; label: string }[] = [
+  { step: 'first', label: 'first checkpoint' },
+  { step: 'one', label: 'checkpoint, 1 file changed' },
+  { step: 'thousand', label: 'checkpoint, 1,000 files changed' },
+  { step: 'restoreOne', label: 'restore of one file' },
+  { step: 'restoreAll', label: 'restore of the whole tree' },
+];
+
+interface SideResult {
+  ms: Record<Step, number>;
+  storeBytes: number;
+  peakRssMb: number;
+}
+
+function git(
+  gitDir: string,
+  tree: string,
+  args: string[],
+): { ms: number; rssKb: number; out: string } {
+  const started = performance.now();
+  const r = spawnSync(
+    '/usr/bin/time',
+    [
+      '-f',
+      '%M',
+      'git',
+      '-c',
+      'gc.auto=0',
+      '-c',
+      'maintenance.auto=false',
+      `--git-dir=${gitDir}`,
+      `--work-tree=${tree}`,
+      ...args,
+    ],
+    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+  );
+  const ms = performance.now() - started;
+  if (r.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr}`);
+  const lines = r.stderr.trim().split('\n');
+  return { ms, rssKb: Number(lines.at(-1)), out: r.stdout.trim() };
+}
+
+function dirBytes(dir: string): number {
+  const out = execFileSync('du', ['-sb', dir], { encoding: 'utf8' });
+  return Number(out.split('\t')[0]);
+}
+
+function runGit(tree: BenchTree, gitDir: string): SideResult {
+  // No background gc or maintenance: they would run outside the measured commands.
+  const env = ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid'];
+  git(gitDir, tree.root, ['init', '-q']);
+  let peak = 0;
+  const checkpoint = (): { ms: number; sha: string } => {
+    const add = git(gitDir, tree.root, ['add', '-A']);
+    const commit = git(gitDir, tree.root, [...env, 'commit', '-q', '--allow-empty', '-m', 'cp']);
+    const sha = git(gitDir, tree.root, ['rev-parse', 'HEAD']);
+    peak = Math.max(peak, add.rssKb, commit.rssKb);
+    return { ms: add.ms + commit.ms, sha: sha.out };
+  };
+  const first = checkpoint();
+  changeFiles(tree, 1, 1);
+  const one = checkpoint();
+  changeFiles(tree, 1000, 2);
+  const thousand = checkpoint();
+  changeFiles(tree, 1, 3);
+  const restoreOne = git(gitDir, tree.root, ['checkout', '-q', '-f', thousand.sha, '--', '.']);
+  wipeTracked(tree);
+  const restoreAll = git(gitDir, tree.root, ['checkout', '-q', '-f', first.sha, '--', '.']);
+  peak = Math.max(peak, restoreOne.rssKb, restoreAll.rssKb);
+  return {
+    ms: {
+      first: first.ms,
+      one: one.ms,
+      thousand: thousand.ms,
+      restoreOne: restoreOne.ms,
+      restoreAll: restoreAll.ms,
+    },
+    storeBytes: dirBytes(gitDir),
+    peakRssMb: peak / 1024,
+  };
+}
+
+function runStudio(tree: BenchTree, dataDir: string): SideResult {
+  const child = fileURLToPath(new URL('./checkpointBenchStudio.ts', import.meta.url));
+  // The tree's file list is too long for one argv string (128 KiB): pass it in a file.
+  const jobFile = join(dataDir, '..', 'studio-job.json');
+  fs.writeFileSync(jobFile, JSON.stringify({ tree, dataDir }));
+  const r = spawnSync(process.execPath, ['--import', 'tsx', child, jobFile], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+    cwd: process.cwd(),
+  });
+  if (r.error) throw r.error;
+  if (r.status !== 0) throw new Error(`studio side failed: ${r.stderr}`);
+  const result = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Omit<SideResult, 'storeBytes'>;
+  return { ...result, storeBytes: dirBytes(dataDir) };
+}
+
+function fmtMs(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`;
+}
+
+function main(): void {
+  const base = fs.mkdtempSync(join(tmpdir(), 'bench-checkpoints-'));
+  try {
+    console.log(`uptime: ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`);
+    console.log(
+      `machine: ${cpus().length} cores, load ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')} (shared with other work: figures are noisy)`,
+    );
+    const t0 = performance.now();
+    const studioTree = buildBenchTree(join(base, 'studio-tree'), FILES, MB);
+    const gitTree = buildBenchTree(join(base, 'git-tree'), FILES, MB);
+    console.log(
+      `tree: ${studioTree.fileCount} files (${studioTree.ignoredCount} in an ignored node_modules), ` +
+        `${(studioTree.bytes / 1e6).toFixed(0)} MB, ${studioTree.links} symlinks, 1 executable; ` +
+        `built twice in ${fmtMs(performance.now() - t0)}`,
+    );
+    const studio = runStudio(studioTree, join(base, 'studio-data'));
+    const shadow = runGit(gitTree, join(base, 'shadow.git'));
+
+    const rows: [string, string, string, string, string][] = [];
+    for (const { step, label } of STEPS) {
+      const ratio = studio.ms[step] / shadow.ms[step];
+      const limit = step === 'one' ? ratio <= 1.5 && studio.ms[step] < 100 : ratio <= 1.5;
+      rows.push([
+        label,
+        fmtMs(studio.ms[step]),
+        fmtMs(shadow.ms[step]),
+        `${ratio.toFixed(2)}x`,
+        limit ? 'ok' : 'MISS',
+      ]);
+    }
+    const storeRatio = studio.storeBytes / shadow.storeBytes;
+    rows.push([
+      'store size on disk',
+      `${(studio.storeBytes / 1e6).toFixed(1)} MB`,
+      `${(shadow.storeBytes / 1e6).toFixed(1)} MB`,
+      `${storeRatio.toFixed(2)}x`,
+      storeRatio <= 1.5 ? 'ok' : 'MISS',
+    ]);
+    rows.push([
+      'peak RSS',
+      `${studio.peakRssMb.toFixed(0)} MB`,
+      `${shadow.peakRssMb.toFixed(0)} MB (largest git process)`,
+      `${(studio.peakRssMb / shadow.peakRssMb).toFixed(2)}x`,
+      studio.peakRssMb < 200 ? 'ok (< 200 MB)' : 'MISS (>= 200 MB)',
+    ]);
+    const header: [string, string, string, string, string] = [
+      '',
+      'studio',
+      'git',
+      'ratio',
+      'target',
+    ];
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+    for (const r of [header, ...rows])
+      console.log(
+        r
+          .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
+          .join('  '),
+      );
+    console.log(`uptime: ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`);
+  } finally {
+    if (process.env.BENCH_KEEP === '1') console.log(`kept ${resolve(base)}`);
+    else fs.rmSync(base, { recursive: true, force: true, maxRetries: 5 });
+  }
+}
+
+main();
