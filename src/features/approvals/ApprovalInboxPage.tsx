@@ -4,6 +4,7 @@ import { RecentDecisions } from './RecentDecisions.tsx';
 import { Countdown, useNow } from '../../ui/Countdown.tsx';
 import { Link } from '../../ui/router.tsx';
 import { SafeText } from '../../ui/SafeText.tsx';
+import { NotificationControl } from './NotificationControl.tsx';
 import { useApprovalNotifier } from './useApprovalNotifier.ts';
 import { usePendingApprovals } from './usePendingApprovals.ts';
 
@@ -138,43 +139,5 @@ export function ApprovalInboxPage({
       ) : null}
       <RecentDecisions />
     </section>
-  );
-}
-
-function NotificationControl({
-  permission,
-  enabled,
-  enable,
-  disable,
-}: ReturnType<typeof useApprovalNotifier>) {
-  if (permission === 'unsupported') {
-    return (
-      <p className="text-xs text-slate-600 dark:text-slate-400">
-        This browser cannot show notifications.
-      </p>
-    );
-  }
-  if (permission === 'denied') {
-    return (
-      <p className="text-xs text-slate-600 dark:text-slate-400">
-        Notifications are blocked for this site; allow them in the browser’s site settings to be
-        told about new approvals.
-      </p>
-    );
-  }
-  if (enabled) {
-    return (
-      <p className="flex items-center gap-2 text-xs">
-        Notifying you when an approval arrives while this tab is in the background.
-        <button type="button" className={button} onClick={disable}>
-          Turn off notifications
-        </button>
-      </p>
-    );
-  }
-  return (
-    <button type="button" className={button} onClick={() => void enable()}>
-      Notify me of new approvals
-    </button>
   );
 }

@@ -6,6 +6,10 @@ const OPT_IN_KEY = 'agent-studio:approval-notifications';
 
 export type NotificationPermissionState = NotificationPermission | 'unsupported';
 
+/** How the last "Notify me" ended when it did not turn notifications on. */
+export type NotificationAskOutcome =
+  { kind: 'refused' } | { kind: 'dismissed' } | { kind: 'failed'; message: string };
+
 function readOptIn(): boolean {
   try {
     return localStorage.getItem(OPT_IN_KEY) === 'on';
@@ -49,7 +53,34 @@ export function useApprovalNotifier(items: PendingApprovalItem[], loaded: boolea
     supported ? Notification.permission : 'unsupported',
   );
   const [optedIn, setOptedIn] = useState(readOptIn);
+  const [asking, setAsking] = useState(false);
+  const [outcome, setOutcome] = useState<NotificationAskOutcome | null>(null);
   const seen = useRef<Set<string> | null>(null);
+
+  // The permission can change outside the page (site settings, the address bar's site menu):
+  // follow it where the browser reports changes, and read it again whenever the tab regains focus.
+  useEffect(() => {
+    if (!supported) return undefined;
+    const reread = () => setPermission(Notification.permission);
+    window.addEventListener('focus', reread);
+    let status: PermissionStatus | null = null;
+    let gone = false;
+    navigator.permissions
+      ?.query({ name: 'notifications' })
+      .then((answer) => {
+        if (gone) return;
+        status = answer;
+        status.addEventListener('change', reread);
+      })
+      .catch(() => {
+        // Some browsers cannot query this permission; focus still re-reads it.
+      });
+    return () => {
+      gone = true;
+      window.removeEventListener('focus', reread);
+      status?.removeEventListener('change', reread);
+    };
+  }, [supported]);
 
   useEffect(() => {
     if (!loaded) return;
@@ -67,11 +98,22 @@ export function useApprovalNotifier(items: PendingApprovalItem[], loaded: boolea
 
   const enable = useCallback(async () => {
     if (!supported) return;
-    const answer = await Notification.requestPermission();
-    setPermission(answer);
-    if (answer === 'granted') {
-      setOptedIn(true);
-      writeOptIn(true);
+    setAsking(true);
+    setOutcome(null);
+    try {
+      const answer = await Notification.requestPermission();
+      setPermission(answer);
+      if (answer === 'granted') {
+        setOptedIn(true);
+        writeOptIn(true);
+      } else setOutcome({ kind: answer === 'denied' ? 'refused' : 'dismissed' });
+    } catch (error) {
+      setOutcome({
+        kind: 'failed',
+        message: error instanceof Error ? error.message : String(error),
+      });
+    } finally {
+      setAsking(false);
     }
   }, [supported]);
 
@@ -80,7 +122,14 @@ export function useApprovalNotifier(items: PendingApprovalItem[], loaded: boolea
     writeOptIn(false);
   }, []);
 
-  return { permission, enabled: optedIn && permission === 'granted', enable, disable };
+  return {
+    permission,
+    enabled: optedIn && permission === 'granted',
+    asking,
+    outcome,
+    enable,
+    disable,
+  };
 }
 
 /** Mounts the inbox watch and notifications without rendering the inbox (for the app shell). */

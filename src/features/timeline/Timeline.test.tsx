@@ -399,6 +399,36 @@ describe('Timeline following the end', () => {
     await waitFor(() => expect(atEnd()).toBe(true));
   });
 
+  it('lays the new-events pill out below the scroller, never over the focused row', async () => {
+    const { test } = renderLive(logEvents(1, 40));
+    await screen.findByText('line 40');
+    await waitFor(() => expect(test.subscriptions()).toHaveLength(1));
+    await landed();
+    act(() => {
+      fireEvent.wheel(region(), { deltaY: -300 });
+      region().scrollTop -= 300;
+      fireEvent.scroll(region());
+    });
+    const focused = within(region()).getAllByRole('article').at(-1);
+    if (!focused) throw new Error('no row rendered');
+    act(() => focused.focus());
+    pushBatch(test, logEvents(41, 43));
+    const pill = await screen.findByRole('button', { name: '3 new events ↓' });
+    expect(document.activeElement).toBe(focused);
+    // Not inside the scroll region, so it cannot be painted over its rows...
+    expect(region().contains(pill)).toBe(false);
+    expect(region().contains(focused)).toBe(true);
+    // ...but its next sibling in a column, taking its own space after the scroller...
+    expect(region().nextElementSibling).toBe(pill);
+    expect(pill.parentElement?.className).toMatch(/\bflex-col\b/);
+    // ...and not lifted out of the flow on top of it.
+    for (let node: HTMLElement | null = pill; node && node !== region().parentElement;) {
+      expect(node.className).not.toMatch(/(^|\s)(absolute|fixed|sticky)(\s|$)/);
+      expect(node.style.position).toBe('');
+      node = node.parentElement;
+    }
+  });
+
   it('never shows the page the stream just opened as a gap below the newest events', async () => {
     const { test, rerender } = renderLive(pageOfLogEvents(0));
     await screen.findByText(`line ${PAGE_SIZE}`);

@@ -42,12 +42,18 @@ export function ApprovalPrompt({
 }) {
   const reasonId = useId();
   const reasonRef = useRef<HTMLTextAreaElement>(null);
+  const denyRef = useRef<HTMLButtonElement>(null);
+  const wasOpen = useRef(denyOpen);
   const { control, sending } = decision;
   const fenced = control.state === 'fenced';
   const busy = sending !== null || control.state === 'attaching';
 
+  // Opening puts focus in the reason; closing (Escape or Cancel) gives it back to Deny…, which
+  // replaces the form, so focus never falls to the page. The reason itself lives in the card.
   useEffect(() => {
     if (denyOpen) reasonRef.current?.focus();
+    else if (wasOpen.current) denyRef.current?.focus();
+    wasOpen.current = denyOpen;
   }, [denyOpen]);
 
   return (
@@ -119,6 +125,7 @@ export function ApprovalPrompt({
         </button>
         {!denyOpen ? (
           <button
+            ref={denyRef}
             type="button"
             aria-keyshortcuts="D"
             disabled={busy || fenced}
@@ -141,6 +148,14 @@ export function ApprovalPrompt({
             event.preventDefault();
             decision.request('deny', denyReason);
           }}
+          onKeyDown={(event) => {
+            // Escape anywhere in the form closes it (keeping the reason); an IME composition
+            // uses Escape for itself, and nothing further up should also act on this one.
+            if (event.key !== 'Escape' || event.nativeEvent.isComposing) return;
+            event.preventDefault();
+            event.stopPropagation();
+            onDenyClose();
+          }}
         >
           <label htmlFor={reasonId} className="block text-sm font-medium">
             Reason for denying (optional, up to {MAX_DECISION_REASON} characters)
@@ -152,9 +167,6 @@ export function ApprovalPrompt({
             maxLength={MAX_DECISION_REASON}
             rows={2}
             onChange={(event) => onDenyReason(event.target.value)}
-            onKeyDown={(event) => {
-              if (event.key === 'Escape') onDenyClose();
-            }}
             className="w-full rounded border border-slate-300 bg-white p-1 text-sm dark:border-slate-600 dark:bg-slate-900"
           />
           <div className="flex items-center gap-2">

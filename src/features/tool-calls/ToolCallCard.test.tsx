@@ -406,6 +406,30 @@ describe('ToolCallCard', () => {
     });
   });
 
+  it('closes the deny form on Escape, keeps the typed reason and returns focus to Deny…', async () => {
+    const user = userEvent.setup();
+    const studio = setup(waiting());
+    await user.click(await screen.findByRole('button', { name: 'Deny…' }));
+    await user.type(screen.getByRole('textbox', { name: /Reason for denying/ }), 'Wrong file');
+    await user.keyboard('{Escape}');
+    expect(screen.queryByRole('textbox', { name: /Reason for denying/ })).toBeNull();
+    const deny = screen.getByRole('button', { name: 'Deny…' });
+    expect(document.activeElement).toBe(deny);
+
+    await user.click(deny);
+    const reason = screen.getByRole('textbox', { name: /Reason for denying/ });
+    expect((reason as HTMLTextAreaElement).value).toBe('Wrong file');
+    expect(document.activeElement).toBe(reason);
+    // Escape from the form's buttons closes it too; Cancel returns focus the same way.
+    screen.getByRole('button', { name: 'Deny call' }).focus();
+    await user.keyboard('{Escape}');
+    expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Deny…' }));
+    await user.keyboard('{Enter}');
+    await user.click(screen.getByRole('button', { name: 'Cancel' }));
+    expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Deny…' }));
+    expect(studio.calls.some((c) => c.field === 'crowdyStudioAgentRejectTool')).toBe(false);
+  });
+
   it('approves with A, and a second A sends again after a refusal', async () => {
     const user = userEvent.setup();
     const studio = setup(waiting(), {
