@@ -18,6 +18,7 @@ import {
   type PermissionResult,
   type Query,
   type SDKMessage,
+  type SDKResultMessage,
   type SDKUserMessage,
 } from '@anthropic-ai/claude-agent-sdk';
 import { ErrorCode } from '../../../protocol/contract.ts';
@@ -123,6 +124,12 @@ interface Conversation {
   subagents: Map<string, string>;
   /** tool_use id -> "subagent X" for calls made inside a subagent (from parent_tool_use_id). */
   askedBy: Map<string, string>;
+  /**
+   * A `result` that came while asks were still waiting (a background subagent asks after its
+   * main turn ended): the run ends once the last of them is answered, so ending the turn does
+   * not revoke an ask Claude Code is still waiting on.
+   */
+  resultAfterAsks: SDKResultMessage | null;
   pump: Promise<void>;
   closed: boolean;
 }
@@ -218,6 +225,7 @@ export class ClaudeCodeSource implements Source {
     this.closeQuestions(conversation, 'EXPIRED');
     await conversation.query.interrupt();
     conversation.runId = null;
+    conversation.resultAfterAsks = null;
   }
 
   async deliverDecision(decision: ToolDecision): Promise<void> {
@@ -270,13 +278,19 @@ export class ClaudeCodeSource implements Source {
   }
 
   onDecisionRecorded(decision: ToolDecision): void {
-    if (!decision.approved) return;
+    const conversation = this.conversations.get(decision.sessionId);
+    if (!decision.approved) {
+      // The decision is recorded: a deferred end of the turn no longer revokes it.
+      if (conversation) queueMicrotask(() => this.endRunIfSettled(conversation));
+      return;
+    }
     const ask = { toolCallId: decision.toolCallId, toolName: decision.toolName };
-    queueMicrotask(() =>
+    queueMicrotask(() => {
       this.append(decision.sessionId, [
         this.toolDraft(ask, decision.runId, 'TOOL_DISPATCHED', 'DISPATCHED', decision.argumentHash),
-      ]),
-    );
+      ]);
+      if (conversation) this.endRunIfSettled(conversation);
+    });
   }
 
   onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
@@ -284,6 +298,7 @@ export class ClaudeCodeSource implements Source {
     const ask = conversation?.pending.get(decision.toolCallId);
     if (!conversation || !ask) return;
     conversation.pending.delete(decision.toolCallId);
+    this.endRunIfSettled(conversation);
     ask.resolve({
       behavior: 'deny',
       message: 'The approval expired in the studio before anyone decided; the call was not run.',
@@ -308,6 +323,7 @@ export class ClaudeCodeSource implements Source {
       questions: new Map(),
       subagents: new Map(),
       askedBy: new Map(),
+      resultAfterAsks: null,
       closed: false,
       query: null as unknown as Query,
       pump: Promise.resolve(),
@@ -384,8 +400,10 @@ export class ClaudeCodeSource implements Source {
         resolve,
       });
       options.signal.addEventListener('abort', () => {
-        if (conversation.pending.delete(toolCallId))
+        if (conversation.pending.delete(toolCallId)) {
           resolve({ behavior: 'deny', message: 'The request was aborted.' });
+          this.endRunIfSettled(conversation);
+        }
       });
       this.append(conversation.sessionId, [
         {
@@ -638,40 +656,11 @@ export class ClaudeCodeSource implements Source {
         return drafts.length > 0;
       }
       case 'result': {
-        const ended = conversation.runId;
-        conversation.runId = null;
-        if (!ended) return false;
-        const usage = message.usage;
-        this.append(sessionId, [
-          {
-            type: 'BUDGET_UPDATED',
-            runId: ended,
-            budget: {
-              dimensions: [
-                budgetDimension('INPUT_TOKENS', usage.input_tokens ?? 0, null, 'tokens'),
-                budgetDimension('OUTPUT_TOKENS', usage.output_tokens ?? 0, null, 'tokens'),
-                budgetDimension(
-                  'PROVIDER_COST',
-                  (message.total_cost_usd ?? 0) * 1_000_000,
-                  null,
-                  'micro-USD',
-                ),
-              ],
-              resetAt: null,
-              platformFunded: false,
-              payer: 'USER',
-            },
-          },
-          message.subtype === 'success' && !message.is_error
-            ? { type: 'RUN_SUCCEEDED', runId: ended, foreignId: `${message.uuid}/run` }
-            : {
-                type: 'RUN_FAILED',
-                runId: ended,
-                reason: message.subtype,
-                code: message.subtype,
-                foreignId: `${message.uuid}/run`,
-              },
-        ]);
+        if (conversation.pending.size > 0) {
+          conversation.resultAfterAsks = message;
+          return false;
+        }
+        this.endRun(conversation, message);
         return false;
       }
       default:
@@ -685,6 +674,52 @@ export class ClaudeCodeSource implements Source {
       ),
     ]);
     return false;
+  }
+
+  /** Once no ask waits any more, ends the run a deferred `result` ended. */
+  private endRunIfSettled(conversation: Conversation): void {
+    const result = conversation.resultAfterAsks;
+    if (!result || conversation.pending.size > 0) return;
+    conversation.resultAfterAsks = null;
+    this.endRun(conversation, result);
+  }
+
+  /** A turn's `result`: its budget gauges, then RUN_SUCCEEDED or RUN_FAILED. */
+  private endRun(conversation: Conversation, message: SDKResultMessage): void {
+    const ended = conversation.runId;
+    conversation.runId = null;
+    if (!ended) return;
+    const usage = message.usage;
+    this.append(conversation.sessionId, [
+      {
+        type: 'BUDGET_UPDATED',
+        runId: ended,
+        budget: {
+          dimensions: [
+            budgetDimension('INPUT_TOKENS', usage.input_tokens ?? 0, null, 'tokens'),
+            budgetDimension('OUTPUT_TOKENS', usage.output_tokens ?? 0, null, 'tokens'),
+            budgetDimension(
+              'PROVIDER_COST',
+              (message.total_cost_usd ?? 0) * 1_000_000,
+              null,
+              'micro-USD',
+            ),
+          ],
+          resetAt: null,
+          platformFunded: false,
+          payer: 'USER',
+        },
+      },
+      message.subtype === 'success' && !message.is_error
+        ? { type: 'RUN_SUCCEEDED', runId: ended, foreignId: `${message.uuid}/run` }
+        : {
+            type: 'RUN_FAILED',
+            runId: ended,
+            reason: message.subtype,
+            code: message.subtype,
+            foreignId: `${message.uuid}/run`,
+          },
+    ]);
   }
 
   private toolDraft(
