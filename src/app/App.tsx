@@ -180,7 +180,13 @@ export function App({ connection }: { connection: ConnectionStore }) {
           to="/"
           className="shrink-0 text-base font-semibold whitespace-nowrap text-slate-900 focus-visible:outline-2 focus-visible:outline-blue-600 dark:text-slate-50"
         >
-          <span className="max-md:hidden">Agent </span>Studio
+          {/* A phone's one-line header keeps the name for screen readers and shows a mark. */}
+          <span aria-hidden="true" className="sm:hidden">
+            ⌂
+          </span>
+          <span className="max-sm:sr-only">
+            <span className="max-md:hidden">Agent </span>Studio
+          </span>
         </Link>
         <nav aria-label="Main" className="flex shrink-0 items-center gap-1">
           <InboxLink current={route.name === 'inbox'} />

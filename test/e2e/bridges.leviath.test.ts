@@ -93,9 +93,9 @@ async function checkpoints(sessionId: string): Promise<CheckpointNode[]> {
     studioCheckpoints: { supported: boolean; edges: { node: Paged }[] };
   }>(
     studio,
-    `query ($sessionId: String!) { studioCheckpoints(sessionId: $sessionId, first: 50) {
+    `query ($sessionId: String!) { studioCheckpoints(sessionId: $sessionId, first: 20) {
       supported edges { node { checkpointId reason exactPreImage createdAt
-        files(first: 500) { edges { node { path } } } } } } }`,
+        files(first: 200) { edges { node { path } } } } } } }`,
     { sessionId },
   );
   if (!result.data) throw new Error(`studioCheckpoints failed: ${JSON.stringify(result.errors)}`);

@@ -193,16 +193,13 @@ describe.each(SIZES)('journey (e) at $name', (size) => {
     const height = (await timeline.boundingBox())!.height;
     expect(height / size.viewport.height).toBeGreaterThanOrEqual(size.timelineShare);
     await expectWithinWidth(page, approve);
-    await expectWithinWidth(page, card.getByRole('button', { name: 'Deny…' }));
+    await expectWithinWidth(page, card.getByRole('button', { name: 'Deny…', exact: true }));
     await expectNoHorizontalScroll(page);
     await saveScreenshot(page, `journey-e-${size.name}-pending`);
 
+    // Approving attaches at once (no extra step) and says once what that means.
     await approve.click();
-    const notice = card.getByRole('alertdialog', { name: 'Attach to act' });
-    const attach = notice.getByRole('button', { name: 'Attach and approve' });
-    await attach.scrollIntoViewIfNeeded();
-    await expectWithinWidth(page, attach);
-    await attach.click();
+    await expectVisible(page.getByText(/This tab now controls the session/).first());
     await expectVisible(card.getByText('Succeeded', { exact: true }));
     await eventually(
       () =>

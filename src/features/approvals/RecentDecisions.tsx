@@ -59,7 +59,10 @@ export function RecentDecisions() {
                 in <SafeText text={item.session.studioTitle ?? item.session.sessionId} />
               </span>
               {a.studioDecidedAt ? (
-                <time dateTime={a.studioDecidedAt} className="text-xs text-slate-500">
+                <time
+                  dateTime={a.studioDecidedAt}
+                  className="text-xs text-slate-600 dark:text-slate-300"
+                >
                   {timeOfDay(a.studioDecidedAt)}
                 </time>
               ) : null}

@@ -422,10 +422,14 @@ describe('CheckpointBrowserPage restore', () => {
     const flow = await screen.findByRole('region', {
       name: 'Restore 2 picked files of checkpoint cp3-0000…',
     });
-    // The preview is of the picked files only: b overwritten, d re-created, e stays.
-    expect((flow.querySelector('dl') as HTMLElement).textContent).toBe(
-      'Re-created1Deleted0Overwritten1Unchanged2',
-    );
+    // The preview names the picked files only; the server states the selection's counts on the
+    // approval card (its summary is computed from the stored manifests).
+    const picked = within(flow).getByRole('region', { name: 'Picked paths' });
+    expect(
+      within(picked)
+        .getAllByRole('listitem')
+        .map((li) => li.textContent),
+    ).toEqual(['src/b.ts', 'src/d.ts']);
     await user.click(within(flow).getByRole('button', { name: 'Restore this checkpoint…' }));
     await user.click(within(flow).getByRole('button', { name: /^Request restore of/ }));
     await within(flow).findByText('approval card for call-r in session-1');

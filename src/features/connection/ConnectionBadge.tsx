@@ -42,7 +42,9 @@ export function ConnectionBadge({ store }: { store: ConnectionStore }) {
           aria-hidden="true"
           className={`inline-block h-2.5 w-2.5 shrink-0 rounded-full ${copy.dot}`}
         />
-        <span className="font-semibold text-slate-800 dark:text-slate-100">{copy.label}</span>
+        <span className="font-semibold text-slate-800 max-sm:sr-only dark:text-slate-100">
+          {copy.label}
+        </span>
         <span
           className="hidden truncate text-slate-600 md:inline dark:text-slate-300"
           title={detail ?? undefined}

@@ -84,7 +84,10 @@ export function KillSwitch() {
   return (
     <div className="flex items-center gap-2">
       {on ? (
-        <span role="status" className="text-xs font-semibold text-red-800 dark:text-red-300">
+        <span
+          role="status"
+          className="text-xs font-semibold text-red-800 max-md:sr-only dark:text-red-300"
+        >
           Every agent is stopped
           {policy.studioUpdatedBy ? (
             <>
@@ -99,9 +102,20 @@ export function KillSwitch() {
         aria-pressed={on}
         disabled={fetching}
         onClick={() => void toggle()}
-        className={`rounded px-2 py-1 text-sm font-semibold focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-50 ${on ? 'border border-red-700 text-red-800 dark:text-red-200' : 'bg-red-700 text-white hover:bg-red-800'}`}
+        className={`shrink-0 rounded px-2 py-1 text-sm font-semibold whitespace-nowrap focus-visible:outline-2 focus-visible:outline-offset-2 focus-visible:outline-blue-600 disabled:opacity-50 ${on ? 'border border-red-700 text-red-800 dark:text-red-200' : 'bg-red-700 text-white hover:bg-red-800'}`}
       >
-        {on ? 'Let agents run again' : 'Stop all agents'}
+        {/* On a phone or a zoomed window the header has one line: the short words, which are
+            also the whole accessible name there (hidden words are not part of it). */}
+        {on ? (
+          <>
+            <span className="md:hidden">Resume agents</span>
+            <span className="max-md:hidden">Let agents run again</span>
+          </>
+        ) : (
+          <>
+            Stop<span className="max-md:hidden"> all agents</span>
+          </>
+        )}
       </button>
       {problem ? (
         <span role="alert" className="text-xs text-red-800 dark:text-red-300">
