@@ -276,3 +276,44 @@ export type ToolCallState = ResultOf<typeof ToolCallFields>;
 export type ApprovalState = ResultOf<typeof ApprovalFields>;
 /** Narrows the event union to one member. */
 export type EventOf<T extends StudioEvent['__typename']> = Extract<StudioEvent, { __typename: T }>;
+
+/**
+ * What the sidebar, the session header and a newly created session show of a session: one
+ * selection, so a session created in the studio links into the cached lists with every field.
+ */
+export const SessionFields = graphql(
+  `
+    fragment SessionFields on AgentSession @_unmask {
+      sessionId
+      studioTitle
+      studioSource
+      mode
+      status
+      model
+      requestedModel
+      projectId
+      lastEventSeq
+      currentClientEpoch
+      studioControlledBy
+      studioControlledSince
+      createdAt
+      updatedAt
+      closedAt
+      studioCheckpointsSupported
+      activeRun {
+        runId
+        status
+      }
+      currentRun {
+        runId
+        status
+        errorCode
+        terminalReason
+      }
+      studioPendingApprovals {
+        ...ApprovalFields
+      }
+    }
+  `,
+  [ApprovalFields],
+);

@@ -1,4 +1,4 @@
-import { ApprovalFields } from '../../graphql/eventFragments.ts';
+import { SessionFields } from '../../graphql/eventFragments.ts';
 import { graphql, type ResultOf } from '../../graphql/graphql.ts';
 
 /** The projects a session can be started in (`studioStartSource` null: none can). */
@@ -22,37 +22,11 @@ export const CreateSessionMutation = graphql(
   `
     mutation StudioCreateSession($input: CreateAgentSessionInput!) {
       crowdyStudioAgentCreateSession(input: $input) {
-        sessionId
-        studioTitle
-        studioSource
-        mode
-        status
-        model
-        requestedModel
-        projectId
-        lastEventSeq
-        currentClientEpoch
-        createdAt
-        updatedAt
-        closedAt
-        studioCheckpointsSupported
-        activeRun {
-          runId
-          status
-        }
-        currentRun {
-          runId
-          status
-          errorCode
-          terminalReason
-        }
-        studioPendingApprovals {
-          ...ApprovalFields
-        }
+        ...SessionFields
       }
     }
   `,
-  [ApprovalFields],
+  [SessionFields],
 );
 
 export const FirstMessageMutation = graphql(`

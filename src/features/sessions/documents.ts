@@ -1,43 +1,6 @@
-import { ApprovalFields } from '../../graphql/eventFragments.ts';
-import { graphql, type ResultOf } from '../../graphql/graphql.ts';
+import { SessionFields } from '../../graphql/eventFragments.ts';
 
-/** What the sidebar and the session header show of a session. */
-export const SessionFields = graphql(
-  `
-    fragment SessionFields on AgentSession @_unmask {
-      sessionId
-      studioTitle
-      studioSource
-      mode
-      status
-      model
-      requestedModel
-      projectId
-      lastEventSeq
-      currentClientEpoch
-      studioControlledBy
-      studioControlledSince
-      createdAt
-      updatedAt
-      closedAt
-      studioCheckpointsSupported
-      activeRun {
-        runId
-        status
-      }
-      currentRun {
-        runId
-        status
-        errorCode
-        terminalReason
-      }
-      studioPendingApprovals {
-        ...ApprovalFields
-      }
-    }
-  `,
-  [ApprovalFields],
-);
+import { graphql, type ResultOf } from '../../graphql/graphql.ts';
 
 export type SessionSummary = ResultOf<typeof SessionFields>;
 
