@@ -57,6 +57,10 @@ const READ_ONLY_TOOLS = new Set([
   'TodoWrite',
 ]);
 
+/** Streamed text is appended once a chunk holds this many bytes, or this long after its first delta. */
+const CHUNK_MAX_BYTES = 2_000;
+const CHUNK_MAX_MS = 60;
+
 /** The tool that starts a subagent ("Agent"; "Task" in older Claude Code). */
 const SUBAGENT_TOOLS = new Set(['Agent', 'Task']);
 
@@ -132,6 +136,8 @@ interface Conversation {
   resultAfterAsks: SDKResultMessage | null;
   /** Partial text (stream_event) per stream (main loop, or a subagent's parent_tool_use_id). */
   streams: Map<string, TextStream>;
+  /** Streamed text not appended yet (deltas are coalesced: see CHUNK_MAX_BYTES, CHUNK_MAX_MS). */
+  chunk: { draft: EventDraft & { type: 'ASSISTANT_CHUNK' }; timer: NodeJS.Timeout } | null;
   pump: Promise<void>;
   closed: boolean;
 }
@@ -174,6 +180,7 @@ export class ClaudeCodeSource implements Source {
 
   async stop(): Promise<void> {
     for (const c of this.conversations.values()) {
+      this.flushChunk(c);
       c.closed = true;
       for (const ask of c.pending.values())
         ask.resolve({ behavior: 'deny', message: 'The studio stopped.' });
@@ -337,6 +344,7 @@ export class ClaudeCodeSource implements Source {
       askedBy: new Map(),
       resultAfterAsks: null,
       streams: new Map(),
+      chunk: null,
       closed: false,
       query: null as unknown as Query,
       pump: Promise.resolve(),
@@ -587,6 +595,8 @@ export class ClaudeCodeSource implements Source {
 
   /** Maps one SDK message; returns true when it carried a tool result (checkpoint after it). */
   private map(conversation: Conversation, message: SDKMessage): boolean {
+    // Streamed text comes before whatever follows it (its final message above all).
+    if (message.type !== 'stream_event') this.flushChunk(conversation);
     const sessionId = conversation.sessionId;
     const runId = conversation.runId;
     const secrets = [this.options.apiKey];
@@ -680,7 +690,8 @@ export class ClaudeCodeSource implements Source {
         return drafts.length > 0;
       }
       case 'stream_event':
-        this.append(sessionId, streamedChunks(conversation, message, runId));
+        for (const chunk of streamedChunks(conversation, message, runId))
+          this.addChunk(conversation, chunk);
         return false;
       case 'result': {
         if (conversation.pending.size > 0) {
@@ -701,6 +712,39 @@ export class ClaudeCodeSource implements Source {
       ),
     ]);
     return false;
+  }
+
+  /**
+   * Coalesces streamed text: deltas of one message join one ASSISTANT_CHUNK until it holds
+   * CHUNK_MAX_BYTES or CHUNK_MAX_MS passed since its first delta (a model streams a few tokens per
+   * delta; one event each would be dozens of commits a second per session).
+   */
+  private addChunk(
+    conversation: Conversation,
+    chunk: EventDraft & { type: 'ASSISTANT_CHUNK' },
+  ): void {
+    const pending = conversation.chunk;
+    if (pending && pending.draft.messageId === chunk.messageId) {
+      pending.draft = { ...pending.draft, content: pending.draft.content + chunk.content };
+    } else {
+      this.flushChunk(conversation);
+      conversation.chunk = {
+        draft: chunk,
+        timer: setTimeout(() => this.flushChunk(conversation), CHUNK_MAX_MS),
+      };
+    }
+    if (Buffer.byteLength(conversation.chunk!.draft.content, 'utf8') >= CHUNK_MAX_BYTES)
+      this.flushChunk(conversation);
+  }
+
+  private flushChunk(conversation: Conversation): void {
+    const pending = conversation.chunk;
+    if (!pending) return;
+    conversation.chunk = null;
+    clearTimeout(pending.timer);
+    this.append(conversation.sessionId, [
+      { ...pending.draft, content: truncateUtf8(pending.draft.content, 60_000) },
+    ]);
   }
 
   /** Once no ask waits any more, ends the run a deferred `result` ended. */
@@ -806,7 +850,7 @@ function streamedChunks(
   conversation: Conversation,
   message: SDKPartialAssistantMessage,
   runId: string | null,
-): EventDraft[] {
+): (EventDraft & { type: 'ASSISTANT_CHUNK' })[] {
   const key = message.parent_tool_use_id ?? '';
   const event = message.event;
   if (event.type === 'message_start') {

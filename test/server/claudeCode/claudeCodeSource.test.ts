@@ -347,9 +347,10 @@ describe('Claude Code through the studio', () => {
   }, 120_000);
 
   it("streams the model's text into one message as it arrives, then the final text once", async () => {
-    const reply = 'Here is a longer answer that streams in pieces.';
+    const reply = 'Here is a longer answer that streams in four paced pieces.';
+    // Paced as a model streams: each delta 200 ms after the one before (longer than a chunk waits).
     const { api, c, a, sessionId } = await studio(() => [
-      { content: [{ type: 'text', text: reply }] },
+      { content: [{ type: 'text', text: reply }], textDeltas: 4, deltaGapMs: 200 },
     ]);
     const { runId } = await sendMessage(c, a, 'Say something');
     const { events } = await waitForEvent(
@@ -363,14 +364,34 @@ describe('Claude Code through the studio', () => {
     expect(finals.map((e) => e.content)).toEqual([reply]);
     const final = finals[0] as Ev;
     const chunks = events.filter((e) => e.type === 'ASSISTANT_CHUNK');
-    // The fake streams the text as two text_delta events: two chunks of the same message, in
-    // order, before the final, which carries the whole text once.
-    expect(chunks.length).toBe(2);
+    // The text grew in several chunks of the same message, in order, before the final, which
+    // carries the whole text once.
+    expect(chunks.length).toBeGreaterThanOrEqual(2);
+    expect(chunks.length).toBeLessThanOrEqual(4);
     expect(chunks.every((e) => e.messageId === final.messageId)).toBe(true);
     expect(chunks.map((e) => e.content).join('')).toBe(reply);
     expect(chunks.every((e) => BigInt(e.seq) < BigInt(final.seq))).toBe(true);
     expect(final.messageId).toMatch(/^msg_fake_\d+-0$/);
     expect(api.loopRequests()).toHaveLength(1);
+  }, 120_000);
+
+  it('coalesces deltas that come in quick succession into few chunks', async () => {
+    const reply = 'Twenty small deltas written at once by the model, as tokens stream in.';
+    const { c, a, sessionId } = await studio(() => [
+      { content: [{ type: 'text', text: reply }], textDeltas: 20 },
+    ]);
+    const { runId } = await sendMessage(c, a, 'Say something');
+    const { events } = await waitForEvent(
+      c,
+      sessionId,
+      (e) => e.type === 'RUN_SUCCEEDED' && e.runId === runId,
+      'the end of the run',
+      60_000,
+    );
+    const chunks = events.filter((e) => e.type === 'ASSISTANT_CHUNK');
+    expect(chunks.length).toBeGreaterThanOrEqual(1);
+    expect(chunks.length).toBeLessThan(20);
+    expect(chunks.map((e) => e.content).join('')).toBe(reply);
   }, 120_000);
 
   it('a text block after a tool call streams into its own message, not the first one', async () => {
