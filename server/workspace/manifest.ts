@@ -36,6 +36,12 @@ export interface ManifestDiff {
 
 export const MAX_PATH_LENGTH = 256;
 export const DIGEST = /^sha256:[0-9a-f]{64}$/;
+/**
+ * The largest GraphQL `Int` (a signed 32-bit integer). A file's `byteLength` may exceed it (a
+ * file over the cap is recorded with its real size): where a schema field is an `Int`, the
+ * exact size travels beside it as a `BigInt` decimal string (see docs/EVENTS.md).
+ */
+export const GRAPHQL_INT_MAX = 2_147_483_647;
 
 /** `sha256:<hex>` of the given bytes (a string is hashed as UTF-8). */
 export function sha256Digest(bytes: Buffer | string): string {
