@@ -97,6 +97,12 @@ export interface ProjectWorkspaceOptions {
   maxFileBytes?: number;
   /** The project's include/exclude patterns (`.gitignore` syntax), applied after ignore files. */
   patterns?: CapturePatterns;
+  /**
+   * Where the scan's stat cache persists across restarts (see statCacheFile.ts); default
+   * `<journalDir>.stat-cache/<projectId>.tsv`, beside the journal in the data dir; null keeps it
+   * in memory only.
+   */
+  statCacheFile?: string | null;
   /** Called at each named step of a change; tests throw from it to simulate a crash there. */
   faultInjector?: (step: string) => void;
 }
@@ -175,9 +181,14 @@ export class ProjectWorkspace {
     this.journalName = `${opts.projectId}.journal.json`;
     this.journalPath = join(this.journalDir, this.journalName);
     this.faultInjector = opts.faultInjector;
+    const statCacheFile =
+      opts.statCacheFile === undefined
+        ? join(`${this.journalDir}.stat-cache`, `${opts.projectId}.tsv`)
+        : opts.statCacheFile;
     this.scanner = new TreeScanner(this.root, {
       maxFileBytes: opts.maxFileBytes ?? DEFAULT_MAX_CAPTURE_BYTES,
       patterns: opts.patterns ?? {},
+      ...(statCacheFile ? { cacheFile: resolve(statCacheFile) } : {}),
     });
   }
 

@@ -3,6 +3,13 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { TEMP_PREFIX } from './durableFs.ts';
 import {
+  readStatCache,
+  sweepStatCacheTemps,
+  writeStatCache,
+  type StatCacheEntry,
+  type StatCacheIdentity,
+} from './statCacheFile.ts';
+import {
   IgnoreFileCache,
   isIgnored,
   projectLayer,
@@ -24,20 +31,17 @@ export const STUDIO_IGNORE = '.studioignore';
 const HASH_CHUNK = 1024 * 1024;
 
 /** A file as the last scan saw it: when its stat still matches, its bytes are not read again. */
-interface CacheEntry {
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-  ino: number;
-  mode: number;
-  file: ManifestFile;
-  canonical: string;
-}
+type CacheEntry = StatCacheEntry;
 
 export interface ScanOptions {
   /** Files larger than this are recorded with `notCaptured: 'OVER_CAP'`, never read whole. */
   maxFileBytes: number;
   patterns: CapturePatterns;
+  /**
+   * Where the stat cache persists between runs (in the data dir; see statCacheFile.ts). Without
+   * it the cache lives in memory only and the first scan of a process reads every file.
+   */
+  cacheFile?: string;
 }
 
 export interface ScanResult {
@@ -58,10 +62,16 @@ export interface ScanResult {
  *
  * A stat cache (size, mtime, ctime, inode, mode) remembers every file's entry: a file whose stat
  * did not change is not read. A file modified within 1 s of the scan is not cached (its mtime
- * may not have ticked yet), so a quick second write is never missed.
+ * may not have ticked yet), so a quick second write is never missed. With `cacheFile` the cache
+ * is loaded by the first scan and written back after a scan that changed it, so a restart does
+ * not read the whole tree again.
  */
 export class TreeScanner {
   private cache = new Map<string, CacheEntry>();
+  /** The identity the persisted cache was loaded for (null: not loaded yet). */
+  private loadedFor: string | null = null;
+  /** True when `cache` differs from what `cacheFile` holds. */
+  private dirty = false;
   private readonly ignoreFiles = new IgnoreFileCache();
   private readonly root: string;
   private readonly options: ScanOptions;
@@ -83,6 +93,7 @@ export class TreeScanner {
    * write: the scan after that one reads them again (see the class comment).
    */
   seed(rel: string, st: fs.Stats, file: ManifestFile): void {
+    this.dirty = true;
     this.cache.set(rel, {
       size: st.size,
       mtimeMs: st.mtimeMs,
@@ -97,6 +108,41 @@ export class TreeScanner {
   /** Forgets every cached stat (the next scan reads every file). */
   invalidate(): void {
     this.cache = new Map();
+    this.dirty = true;
+  }
+
+  /** Loads the persisted cache on the first scan of this folder identity (a moved root reloads). */
+  private loadPersisted(identity: StatCacheIdentity | null): void {
+    const file = this.options.cacheFile;
+    if (!file || !identity) return;
+    const key = JSON.stringify(identity);
+    if (this.loadedFor === key) return;
+    if (this.loadedFor !== null) this.cache = new Map();
+    this.loadedFor = key;
+    sweepStatCacheTemps(file);
+    const stored = readStatCache(file, identity);
+    if (!stored) {
+      this.dirty = true;
+      return;
+    }
+    // What this process already knows (its own writes) wins over the file.
+    for (const [rel, entry] of this.cache) stored.set(rel, entry);
+    this.cache = stored;
+  }
+
+  private identity(): StatCacheIdentity | null {
+    try {
+      const rootReal = fs.realpathSync(this.root);
+      const st = fs.statSync(rootReal);
+      return {
+        rootReal,
+        rootDev: st.dev,
+        rootIno: st.ino,
+        maxFileBytes: this.options.maxFileBytes,
+      };
+    } catch {
+      return null;
+    }
   }
 
   /**
@@ -109,7 +155,10 @@ export class TreeScanner {
     needsContent?: (file: ManifestFile) => boolean;
   }): ScanResult {
     const startedAt = Date.now();
+    const identity = this.options.cacheFile ? this.identity() : null;
+    this.loadPersisted(identity);
     const next = new Map<string, CacheEntry>();
+    let changed = false;
     const files: ManifestFile[] = [];
     const canonical: string[] = [];
     let filesRead = 0;
@@ -202,10 +251,13 @@ export class TreeScanner {
           entry = hit;
           if (hooks.needsContent?.(hit.file)) {
             const fresh = readContent(abs, rel, st);
-            if (fresh.contentHash !== hit.file.contentHash)
+            if (fresh.contentHash !== hit.file.contentHash) {
               entry = { ...hit, file: fresh, canonical: canonicalEntry(fresh) };
+              changed = true;
+            }
           }
         } else {
+          changed = true;
           const file = readContent(abs, rel, st);
           entry = {
             size: st.size,
@@ -223,7 +275,11 @@ export class TreeScanner {
       }
     };
     visit(this.root, '', rootLayers);
+    // Every entry of `next` came from the cache unless `changed`: equal sizes mean equal sets.
+    if (changed || next.size !== this.cache.size) this.dirty = true;
     this.cache = next;
+    if (this.dirty && identity && this.options.cacheFile)
+      this.dirty = !writeStatCache(this.options.cacheFile, identity, next);
     return { files, canonical, filesRead };
   }
 }
