@@ -436,19 +436,22 @@ export class ProjectWorkspace {
           );
       }
       this.fault('validated');
+      const targetHash = canonicalManifestHash(target);
       if (ops.length > 0)
         this.commit({
           version: 2,
           projectId: this.projectId,
           action: 'RESTORE',
           rootReal: this.rootRealOrCreate(),
-          target: { contentHash: canonicalManifestHash(target), fileCount: target.length },
+          target: { contentHash: targetHash, fileCount: target.length },
           ops,
         });
       // Everything was put back: the folder is the target (its written files are in the scan
       // cache already), so the target's own hash is the state; otherwise scan what is there.
       const after =
-        summary.notRestorable.length === 0 ? stateOf(target) : this.scanFolder(false, false);
+        summary.notRestorable.length === 0
+          ? { files: target, contentHash: targetHash }
+          : this.scanFolder(false, false);
       return {
         ...after,
         written: sortManifest([...summary.added, ...summary.changed.map((c) => c.to)]),

@@ -29,6 +29,8 @@ export const GIT_DIR = '.git';
 export const STUDIO_IGNORE = '.studioignore';
 
 const HASH_CHUNK = 1024 * 1024;
+/** Largest read buffer kept between files (a bigger one is used for its file, then dropped). */
+const SCRATCH_KEEP = 8 * 1024 * 1024;
 
 /** A file as the last scan saw it: when its stat still matches, its bytes are not read again. */
 type CacheEntry = StatCacheEntry;
@@ -68,6 +70,7 @@ export interface ScanResult {
  */
 export class TreeScanner {
   private cache = new Map<string, CacheEntry>();
+  private scratch: Buffer = Buffer.alloc(0);
   /** The identity the persisted cache was loaded for (null: not loaded yet). */
   private loadedFor: string | null = null;
   /** True when `cache` differs from what `cacheFile` holds. */
@@ -103,6 +106,38 @@ export class TreeScanner {
       file,
       canonical: canonicalEntry(file),
     });
+  }
+
+  /**
+   * The file's bytes in a buffer reused from file to file (a view valid until the next read), so
+   * a scan of 300 MB does not leave 300 MB of garbage Buffers for the collector: memory stays at
+   * the largest file read, and a buffer grown for a big file is dropped after it.
+   */
+  private readScratch(abs: string, sizeHint: number): Buffer {
+    const fd = fs.openSync(abs, 'r');
+    try {
+      let length = 0;
+      for (;;) {
+        if (this.scratch.length < Math.max(sizeHint, length) + 1) {
+          const grown = Buffer.allocUnsafe(
+            Math.max(sizeHint + 1, this.scratch.length * 2, 64 * 1024),
+          );
+          this.scratch.copy(grown, 0, 0, length);
+          this.scratch = grown;
+        }
+        const n = fs.readSync(fd, this.scratch, length, this.scratch.length - length, null);
+        if (n === 0) break;
+        length += n;
+      }
+      const view = this.scratch.subarray(0, length);
+      if (this.scratch.length > SCRATCH_KEEP) {
+        // Hand this big buffer out, keep nothing that large for the next (small) files.
+        this.scratch = Buffer.alloc(0);
+      }
+      return view;
+    } finally {
+      fs.closeSync(fd);
+    }
   }
 
   /** Forgets every cached stat (the next scan reads every file). */
@@ -148,7 +183,8 @@ export class TreeScanner {
   /**
    * Scans the folder. `onContent(file, bytes)` is called for every captured file or link whose
    * bytes were read, and for cached entries `needsContent(file)` says are missing elsewhere (so
-   * the caller can store them). Throws `PATH_INVALID` for a name no manifest can hold.
+   * the caller can store them). `bytes` is valid only during the call (the buffer is reused for
+   * the next file): store or copy it there. Throws `PATH_INVALID` for a name no manifest can hold.
    */
   scan(hooks: {
     onContent?: (file: ManifestFile, bytes: Buffer) => void;
@@ -192,7 +228,7 @@ export class TreeScanner {
           notCaptured: 'OVER_CAP',
         };
       }
-      const bytes = fs.readFileSync(abs);
+      const bytes = this.readScratch(abs, st.size);
       const file: ManifestFile = {
         target: 'SERVER',
         path: rel,
@@ -234,7 +270,6 @@ export class TreeScanner {
         }
         if (!e.isFile() && !e.isSymbolicLink()) continue;
         if (isIgnored(layers, rel, false)) continue;
-        validateRelativePath(rel);
         const st = fs.lstatSync(abs);
         // The entry may have changed kind between readdir and lstat.
         if (!st.isFile() && !st.isSymbolicLink()) continue;
@@ -257,6 +292,8 @@ export class TreeScanner {
             }
           }
         } else {
+          // Cached paths were checked when they entered the cache (or the cache file).
+          validateRelativePath(rel);
           changed = true;
           const file = readContent(abs, rel, st);
           entry = {
