@@ -17,7 +17,7 @@ import { readTree, writeTree } from './testKit.ts';
  * Every step name is killed at: every phase step, and each per-file step (`file-deleted:`,
  * `file-staged:`, `file-renamed:`) at its first, middle and last file. Every per-file step of
  * every path is covered on the small tree in ProjectWorkspace.crash.test.ts; here one spawn per
- * step keeps the file at about 15 s on two cores.
+ * step keeps the file at about 40 s on two cores (80 s under a load of 15).
  */
 const CHILD = fileURLToPath(new URL('./restoreCrashChild.ts', import.meta.url));
 const TRIAL_TIMEOUT = 60_000;
