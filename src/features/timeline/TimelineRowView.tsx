@@ -1,5 +1,5 @@
 import { memo, useState, type ReactNode } from 'react';
-import type { EventOf, StudioEvent, ToolCallState } from '../../graphql/eventFragments.ts';
+import type { EventOf, StudioEvent, ToolCallRowState } from '../../graphql/eventFragments.ts';
 import type { ContentRow, ToolCallRow } from './buildRows.ts';
 import { assertNever, EVENT_LABEL } from './labels.ts';
 import { BudgetRow } from './rows/BudgetRow.tsx';
@@ -17,7 +17,7 @@ export interface ToolCallSlotProps {
   toolCallId: string;
   sessionId: string;
   /** The call's current state as the timeline's page query read it (may lag the card's own read). */
-  toolCall: ToolCallState | null;
+  toolCall: ToolCallRowState | null;
 }
 
 export interface QuestionSlotProps {
