@@ -5,14 +5,13 @@ import { TOOL_STATUS_WORDS } from '../labels.ts';
 
 /**
  * Whether a tool-call row must show the app's full card: while the call waits for a decision
- * (the card shows exactly what would run: hash, arguments, countdown, Approve/Deny), or when the
- * page read does not hold the call's state. Every other call is one compact line until opened.
+ * (the card shows exactly what would run: hash, arguments, countdown, Approve/Deny), once it had
+ * an approval at all (who or which rule decided it), or when the page read does not hold the
+ * call's state. Every other call (one that ran without asking) is one compact line until opened.
  */
 export function needsFullCard(row: ToolCallRow): boolean {
   const call = row.toolCall;
-  return (
-    call === null || call.status === 'WAITING_FOR_APPROVAL' || call.approval?.status === 'PENDING'
-  );
+  return call === null || call.status === 'WAITING_FOR_APPROVAL' || call.approval !== null;
 }
 
 /**
