@@ -104,6 +104,14 @@ function RouteView({ route }: { route: Route }) {
       return <SessionScreen sessionId={route.sessionId} view="timeline" focusSeq={route.seq} />;
     case 'checkpoints':
       return <SessionScreen sessionId={route.sessionId} view="checkpoints" />;
+    case 'checkpointRestore':
+      return (
+        <SessionScreen
+          sessionId={route.sessionId}
+          view="checkpoints"
+          restoreCheckpointId={route.checkpointId}
+        />
+      );
     case 'inbox':
       return <InboxScreen />;
     case 'rules':

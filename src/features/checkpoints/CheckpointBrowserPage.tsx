@@ -47,9 +47,12 @@ const small =
 export function CheckpointBrowserPage({
   sessionId,
   renderToolCall,
+  initialRestore = null,
 }: {
   sessionId: string;
   renderToolCall: RenderToolCall;
+  /** A checkpoint whose restore opens at once (a link such as the history scrubber's). */
+  initialRestore?: string | null;
 }) {
   const headingId = useId();
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
@@ -61,7 +64,7 @@ export function CheckpointBrowserPage({
     checkpointId: string;
     attempt: number;
     paths?: string[];
-  } | null>(null);
+  } | null>(() => (initialRestore ? { checkpointId: initialRestore, attempt: 1 } : null));
   const [{ data, fetching, error }] = useQuery({
     query: CheckpointsQuery,
     variables: { sessionId, after: null, first: CHECKPOINTS_PAGE_MAX },
