@@ -24,6 +24,7 @@ import { eventStream, sessionUpdates } from './subscriptions.ts';
 import { searchEvents, type SearchEventsArgs } from './searchResolvers.ts';
 import { checkpointFileResolvers } from './checkpointFiles.ts';
 import { historyQueryResolvers } from './historyResolvers.ts';
+import { checkpointInsightResolvers } from './checkpointInsights.ts';
 import { toolsForMode } from '../engine/toolRegistry.ts';
 import { chargeRows, checkArguments, checkEventPage, checkSetModeProject } from './inputLimits.ts';
 import {
@@ -687,6 +688,11 @@ export function makeResolvers() {
         ...checkpointFileResolvers,
         // Both add fields to these types: keep both sets.
         StudioProject: { ...linked.StudioProject, ...checkpointFileResolvers.StudioProject },
+        // Issue 11's checkpoint fields (checkpointInsights.ts) beside the paged manifests.
+        StudioCheckpoint: {
+          ...checkpointFileResolvers.StudioCheckpoint,
+          ...checkpointInsightResolvers,
+        },
       }).map(([type, fields]) => [type, guardAll(fields as unknown as Record<string, Resolver>)]),
     ),
   };
