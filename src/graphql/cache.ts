@@ -203,6 +203,9 @@ function keys(): KeyingConfig {
     'StudioHistoryMark',
     'StudioSessionAt',
     'StudioToolCallAt',
+    // Checkpoint browser (issue 11): computed per request, never shared.
+    'StudioRestorePreview',
+    'StudioCheckpointOrigin',
   ]) {
     config[typename] = embedded;
   }

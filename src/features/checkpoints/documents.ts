@@ -224,3 +224,27 @@ export const RequestCheckpointRestoreMutation = graphql(
   `,
   [ApprovalFields, ToolCallFields],
 );
+
+/**
+ * What restoring a checkpoint (or only `paths`, files or folders) changes now: the server's own
+ * plan, the counts the restore's approval card states (StudioRestorePreview is embedded).
+ */
+export const RestorePreviewQuery = graphql(`
+  query StudioRestorePreview($checkpointId: String!, $paths: [String!]) {
+    studioCheckpoint(checkpointId: $checkpointId) {
+      checkpointId
+      studioRestorePreview(paths: $paths) {
+        checkpointId
+        paths
+        projectRevision
+        projectContentHash
+        changed
+        added
+        removed
+        modeChanged
+        notRestorable
+        changedOutsideAgent
+      }
+    }
+  }
+`);
