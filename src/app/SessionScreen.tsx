@@ -89,6 +89,8 @@ export function SessionScreen({
               sessionId={sessionId}
               renderToolCall={renderToolCall}
               initialRestore={restoreCheckpointId}
+              lastEventSeq={session.lastEventSeq}
+              eventHref={hrefOf}
             />
           </Suspense>
         </div>

@@ -2,6 +2,7 @@ import { act, render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import axe from 'axe-core';
 import { Provider } from 'urql';
+import type { ComponentProps } from 'react';
 import { describe, expect, it, vi } from 'vitest';
 import { EventBatchesSubscription } from '../../graphql/eventDocuments.ts';
 import { makeFakeStudio, studioError, type Handler } from '../../test/fakeStudio.ts';
@@ -207,7 +208,11 @@ function connection(nodes: unknown[], supported = true, unsupportedReason: strin
 const byId = (list: ReturnType<typeof checkpoint>[]) => (args: Record<string, unknown>) =>
   list.find((c) => c.checkpointId === args.checkpointId) ?? null;
 
-function setup(extra: Record<string, Handler> = {}, http: FakeStudioHttp | null = null) {
+function setup(
+  extra: Record<string, Handler> = {},
+  http: FakeStudioHttp | null = null,
+  props: Partial<ComponentProps<typeof CheckpointBrowserPage>> = {},
+) {
   const all = [cp3, cp2, cp1];
   fixtureRevision.current = '4';
   previewCalls.length = 0;
@@ -226,9 +231,10 @@ function setup(extra: Record<string, Handler> = {}, http: FakeStudioHttp | null 
           approval card for {toolCallId} in {sessionId}
         </p>
       )}
+      {...props}
     />
   );
-  render(
+  const view = render(
     http ? (
       <TestProviders client={studio.client} http={http.http} queryClient={makeTestQueryClient()}>
         {page}
@@ -237,13 +243,25 @@ function setup(extra: Record<string, Handler> = {}, http: FakeStudioHttp | null 
       <Provider value={studio.client}>{page}</Provider>
     ),
   );
-  return studio;
+  return Object.assign(studio, {
+    rerender: (next: Partial<ComponentProps<typeof CheckpointBrowserPage>>) =>
+      view.rerender(
+        <Provider value={studio.client}>
+          <CheckpointBrowserPage
+            sessionId="session-1"
+            renderToolCall={() => null}
+            {...props}
+            {...next}
+          />
+        </Provider>,
+      ),
+  });
 }
 
 describe('CheckpointBrowserPage', () => {
   it('lists checkpoints with reason, revision, short hash, file count and markers', async () => {
     setup();
-    const cp2Row = (await screen.findByRole('rowheader', { name: 'cp2-0000…' })).closest(
+    const cp2Row = (await screen.findByRole('rowheader', { name: /^cp2-0000…/ })).closest(
       'tr',
     ) as HTMLElement;
     const cells = within(cp2Row);
@@ -258,6 +276,38 @@ describe('CheckpointBrowserPage', () => {
     ).toBeTruthy();
     expect(screen.getByText('Manual')).toBeTruthy();
     expect(screen.getByText('Current project')).toBeTruthy();
+  });
+
+  it('says what made each checkpoint, links its event, and shows the full id on demand', async () => {
+    const user = userEvent.setup();
+    setup({}, null, { eventHref: (seq) => `/sessions/session-1/events/${seq}` });
+    const row = (await screen.findByRole('rowheader', { name: /^cp2-0000…/ })).closest(
+      'tr',
+    ) as HTMLElement;
+    expect(
+      within(row).getByText('Taken before workspace.file.patch wrote to the project'),
+    ).toBeTruthy();
+    expect(within(row).getByRole('link', { name: 'event #7' }).getAttribute('href')).toBe(
+      '/sessions/session-1/events/7',
+    );
+    await user.click(within(row).getByText('Full id'));
+    expect(within(row).getByText('cp2-0000-0000-0002')).toBeTruthy();
+    expect(
+      within(row).getByRole('button', { name: 'Copy full id of checkpoint cp2-0000…' }),
+    ).toBeTruthy();
+  });
+
+  it('reads the current project again when the session moves on (live, throttled)', async () => {
+    const studio = setup({}, null, { lastEventSeq: '10' });
+    await screen.findByText('Current project');
+    const reads = () => studio.calls.filter((c) => c.field === 'studioProject').length;
+    const before = reads();
+    fixtureRevision.current = '5';
+    studio.rerender({ lastEventSeq: '11' });
+    studio.rerender({ lastEventSeq: '12' });
+    await vi.waitFor(() => expect(reads()).toBe(before + 1), { timeout: 3000 });
+    const projectRow = screen.getByText('Current project').closest('tr') as HTMLElement;
+    await vi.waitFor(() => expect(within(projectRow).getByText('5')).toBeTruthy());
   });
 
   it('shows why a session has no checkpoints instead of an empty list', async () => {
@@ -463,7 +513,7 @@ describe('CheckpointBrowserPage restore', () => {
     await user.click(within(view).getByRole('button', { name: 'Restore 2 picked files…' }));
 
     const flow = await screen.findByRole('region', {
-      name: 'Restore 2 picked files of checkpoint cp3-0000…',
+      name: 'Restore 2 picked paths of checkpoint cp3-0000…',
     });
     // The preview names the picked files only; the server states the selection's counts on the
     // approval card (its summary is computed from the stored manifests).
@@ -479,7 +529,7 @@ describe('CheckpointBrowserPage restore', () => {
     );
     expect(previewCalls.at(-1)).toEqual(['src/b.ts', 'src/d.ts']);
     await user.click(
-      within(flow).getByRole('button', { name: 'Restore 2 picked files of checkpoint cp3-0000…' }),
+      within(flow).getByRole('button', { name: 'Restore 2 picked paths of checkpoint cp3-0000…' }),
     );
     await within(flow).findByText('approval card for call-r in session-1');
     const request = studio.calls.find((c) => c.field === 'studioRequestCheckpointRestore');
@@ -487,6 +537,40 @@ describe('CheckpointBrowserPage restore', () => {
       checkpointId: 'cp3-0000-0000-0003',
       paths: ['src/b.ts', 'src/d.ts'],
     });
+  });
+
+  it('restores a picked folder: exact counts for it, and the request names it as a path', async () => {
+    const user = userEvent.setup();
+    const studio = setup({
+      studioRequestCheckpointRestore: () => restoreApproval(),
+      studioToolCall: () => restoreApproval().studioToolCall,
+    });
+    await user.click(
+      await screen.findByRole('button', { name: 'Compare with current: checkpoint cp3-0000…' }),
+    );
+    const view = await screen.findByRole('region', {
+      name: 'Compare checkpoint cp3-0000… → the current project',
+    });
+    await user.type(within(view).getByLabelText('Pick a folder'), 'src/');
+    await user.click(within(view).getByRole('button', { name: 'Add folder' }));
+    expect(within(view).getByRole('list', { name: 'Picked folders' }).textContent).toContain(
+      'src/',
+    );
+    await user.click(within(view).getByRole('button', { name: 'Restore 1 picked path…' }));
+    const flow = await screen.findByRole('region', {
+      name: 'Restore 1 picked path of checkpoint cp3-0000…',
+    });
+    // cp3 {b:3, c:4, d:5} over the project {b:6, c:4, e:7}, all under src/.
+    expect((await within(flow).findByLabelText('What the restore changes')).textContent).toBe(
+      '1 overwritten, 1 re-created, 1 deleted.',
+    );
+    expect(previewCalls.at(-1)).toEqual(['src']);
+    await user.click(
+      within(flow).getByRole('button', { name: 'Restore 1 picked path of checkpoint cp3-0000…' }),
+    );
+    await within(flow).findByText('approval card for call-r in session-1');
+    const request = studio.calls.find((c) => c.field === 'studioRequestCheckpointRestore');
+    expect(request?.args.input).toMatchObject({ paths: ['src'] });
   });
 
   it('follows the restore call through events to success and offers to undo it', async () => {

@@ -129,7 +129,7 @@ export function RestoreFlow({
     : null;
 
   const title =
-    (paths ? `${paths.length} picked ${paths.length === 1 ? 'file' : 'files'} of ` : '') +
+    (paths ? `${paths.length} picked ${paths.length === 1 ? 'path' : 'paths'} of ` : '') +
     `checkpoint ${shortId(checkpoint?.checkpointId ?? checkpointId)}`;
 
   /** The one confirmation: recompute against the live project, then send only if nothing moved. */

@@ -15,6 +15,14 @@ export const CheckpointFields = graphql(`
     createdAt
     restoredAt
     exactPreImage
+    studioMadeBy {
+      seq
+      runId
+      toolCallId
+      toolName
+      restoredCheckpointId
+      summary
+    }
   }
 `);
 
