@@ -25,6 +25,7 @@ import { searchEvents, type SearchEventsArgs } from './searchResolvers.ts';
 import { checkpointFileResolvers } from './checkpointFiles.ts';
 import { historyQueryResolvers } from './historyResolvers.ts';
 import { checkpointInsightResolvers } from './checkpointInsights.ts';
+import { recentRestoreQueryResolvers } from './recentRestores.ts';
 import { toolsForMode } from '../engine/toolRegistry.ts';
 import { chargeRows, checkArguments, checkEventPage, checkSetModeProject } from './inputLimits.ts';
 import {
@@ -246,6 +247,7 @@ const Query: Record<string, Resolver> = {
   studioSearchEvents: (_p, a, { engine }) => searchEvents(engine, a as unknown as SearchEventsArgs),
   // The history scrubber (issue 11): its own module.
   ...(historyQueryResolvers as unknown as Record<string, Resolver>),
+  ...(recentRestoreQueryResolvers as unknown as Record<string, Resolver>),
   studioPendingApprovals: (_p, a, ctx) => {
     const { engine } = ctx;
     engine.requireApp(a.appId as string);

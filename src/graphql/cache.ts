@@ -206,6 +206,8 @@ function keys(): KeyingConfig {
     // Checkpoint browser (issue 11): computed per request, never shared.
     'StudioRestorePreview',
     'StudioCheckpointOrigin',
+    // Home page (issue 11): a restored checkpoint with its session, read per query.
+    'StudioRecentRestore',
   ]) {
     config[typename] = embedded;
   }

@@ -196,7 +196,7 @@ describe('HistoryScrubber', () => {
       fireEvent.pointerUp(slider, { pointerId: 1, clientX: x(30) + 5, pointerType: 'touch' });
     });
     expect(await screen.findByRole('region', { name: 'The session as of event 30' })).toBeTruthy();
-    fireEvent.click(screen.getByRole('button', { name: 'Live' }));
+    fireEvent.click(screen.getByRole('button', { name: 'Back to live' }));
     expect(slider.getAttribute('aria-valuetext')).toBe(`Live: the newest event, #${LAST}`);
   });
 

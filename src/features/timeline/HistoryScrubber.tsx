@@ -280,8 +280,14 @@ export function HistoryScrubber({
         >
           ▶
         </button>
-        <button type="button" className={button} onClick={() => seek(null)} disabled={live}>
-          Live
+        <button
+          type="button"
+          className={button}
+          onClick={() => seek(null)}
+          disabled={live}
+          aria-label="Back to live"
+        >
+          Latest
         </button>
       </div>
       <p id={`${labelId}-keys`} className="sr-only">
