@@ -92,8 +92,13 @@ describe('journey (f): the history scrubber on a phone', () => {
     await expectVisible(slider);
     const timeline = page.getByRole('region', { name: 'Events, oldest first' });
     await expectVisible(timeline);
-    // The newest page is 2 (seq 600 and on); page 0 is not loaded.
-    await expectVisible(page.getByRole('article', { name: 'Events 1 to 256, not loaded' }));
+    // The newest page is 2 (seq 600 and on): no row of page 0 (seqs 1 to 256) is shown.
+    await expectVisible(page.locator('article[data-seq]').first());
+    const shownSeqs = async () =>
+      page
+        .locator('article[data-seq]')
+        .evaluateAll((rows) => rows.map((row) => Number(row.getAttribute('data-seq'))));
+    expect(Math.min(...(await shownSeqs()))).toBeGreaterThan(256);
     expect(await slider.getAttribute('aria-valuetext')).toMatch(/^Live: the newest event, #\d+$/);
     const checkpointMark = slider.locator('[data-mark-kind="CHECKPOINT"]').first();
     await checkpointMark.waitFor({ state: 'attached' });
@@ -146,6 +151,46 @@ describe('journey (f): the history scrubber on a phone', () => {
     // Back on the timeline, End returns to live.
     await page.goBack();
     await expectVisible(slider);
+    await slider.focus();
+    await page.keyboard.press('End');
+    await eventually(
+      async () =>
+        /^Live/.test((await slider.getAttribute('aria-valuetext')) ?? '') ? true : undefined,
+      'back to live',
+    );
     expect(tab!.pageErrors).toEqual([]);
+  });
+
+  it('on a wide screen opens checkpoint panels beside the list, saying what made each one', async () => {
+    const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    try {
+      await page.goto(
+        `${studio!.url}/sessions/${encodeURIComponent(sessionId)}/checkpoints#token=${studio!.token}`,
+      );
+      await expectVisible(page.getByRole('heading', { level: 1, name: 'Checkpoints' }));
+      const list = page.getByRole('table').first();
+      await expectVisible(list);
+      await expectVisible(
+        page.getByText(/^Taken before workspace\.file\.\w+ wrote to the project$/).first(),
+      );
+      await page
+        .getByRole('button', { name: /^Files of checkpoint/ })
+        .first()
+        .click();
+      const panel = page.getByRole('region', { name: /^Files of checkpoint/ });
+      await expectVisible(panel);
+      const listBox = (await list.boundingBox())!;
+      const panelBox = (await panel.boundingBox())!;
+      // Beside the list, and in view without scrolling.
+      expect(panelBox.x).toBeGreaterThanOrEqual(listBox.x + listBox.width - 1);
+      expect(panelBox.y).toBeLessThan(1000);
+      await saveScreenshot(page, 'journey-f-desktop-1600x1000-checkpoints-beside');
+      expect(errors).toEqual([]);
+    } finally {
+      await context.close();
+    }
   });
 });

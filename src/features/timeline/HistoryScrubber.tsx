@@ -206,9 +206,13 @@ export function HistoryScrubber({
   const button =
     'rounded border border-slate-300 px-2 py-1 text-xs hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 disabled:opacity-50 dark:border-slate-600 dark:hover:bg-slate-800';
 
+  // Catching up (a live session, every second) says nothing visible: the line would come and go.
+  const statusLine = !live || history?.marksThinned || error;
+  // Two flex items of the toolbar: the rail on the filters' line where it fits, and (only when
+  // there is something to say) a full-width line under it.
   return (
-    <div className="border-b border-slate-200 px-3 py-1 roomy:px-4 dark:border-slate-700">
-      <div className="flex items-center gap-2">
+    <>
+      <div className="flex min-w-56 flex-1 basis-56 items-center gap-1 self-center">
         <span id={labelId} className="shrink-0 text-xs text-slate-700 dark:text-slate-300">
           History
         </span>
@@ -243,7 +247,7 @@ export function HistoryScrubber({
           }}
           // Touch drags the rail instead of scrolling the page.
           style={{ touchAction: 'none' }}
-          className="relative h-11 min-w-0 flex-1 cursor-pointer rounded focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600"
+          className="relative h-8 min-w-24 flex-1 cursor-pointer rounded focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600"
         >
           <div className="absolute top-1/2 right-0 left-0 h-1 -translate-y-1/2 rounded bg-slate-200 dark:bg-slate-700" />
           {marks.map((mark) => (
@@ -285,42 +289,54 @@ export function HistoryScrubber({
           className={button}
           onClick={() => seek(null)}
           disabled={live}
-          aria-label="Back to live"
+          aria-label="Latest, back to live"
         >
           Latest
         </button>
-      </div>
-      <p id={`${labelId}-keys`} className="sr-only">
-        Arrow keys step one event, Shift with an arrow ten, Page Up and Page Down the previous or
-        next mark, Home the first event, End back to live.
-      </p>
-      <p className="flex flex-wrap gap-x-3 text-xs text-slate-700 dark:text-slate-300">
-        <span aria-live="polite">{valueText}</span>
-        <span className="hidden roomy:inline">
-          {(Object.keys(KIND_CLASS) as MarkKind[]).map((kind) => (
-            <span key={kind} className="mr-2 inline-flex items-center gap-1">
-              <span aria-hidden="true" className={`inline-block h-3 w-1 ${KIND_CLASS[kind]}`} />
-              {KIND_LABEL[kind]}
-            </span>
-          ))}
+        <p id={`${labelId}-keys`} className="sr-only">
+          Arrow keys step one event, Shift with an arrow ten, Page Up and Page Down the previous or
+          next mark, Home the first event, End back to live.
+        </p>
+        <span className="sr-only" aria-live="polite">
+          {valueText}
         </span>
-        {history?.marksThinned ? <span>(marks thinned to 2,000)</span> : null}
-        {behind ? <span>Reading history through #{history?.throughSeq}…</span> : null}
-        {error ? (
-          <span role="alert" className="text-red-800 dark:text-red-300">
-            History unavailable: <SafeText text={error.message} />
-          </span>
-        ) : null}
-      </p>
-      {value !== null ? (
-        <SessionAtPanel
-          sessionId={sessionId}
-          seq={value}
-          restoreHref={restoreHref}
-          eventHref={eventHref}
-        />
+      </div>
+      {statusLine ? (
+        <div className="basis-full">
+          <p className="flex flex-wrap gap-x-3 text-xs text-slate-700 dark:text-slate-300">
+            <span>{valueText}</span>
+            {!live ? (
+              <span className="hidden roomy:inline">
+                {(Object.keys(KIND_CLASS) as MarkKind[]).map((kind) => (
+                  <span key={kind} className="mr-2 inline-flex items-center gap-1">
+                    <span
+                      aria-hidden="true"
+                      className={`inline-block h-3 w-1 ${KIND_CLASS[kind]}`}
+                    />
+                    {KIND_LABEL[kind]}
+                  </span>
+                ))}
+              </span>
+            ) : null}
+            {history?.marksThinned ? <span>(marks thinned to 2,000)</span> : null}
+            {behind ? <span>Reading history through #{history?.throughSeq}…</span> : null}
+            {error ? (
+              <span role="alert" className="text-red-800 dark:text-red-300">
+                History unavailable: <SafeText text={error.message} />
+              </span>
+            ) : null}
+          </p>
+          {value !== null ? (
+            <SessionAtPanel
+              sessionId={sessionId}
+              seq={value}
+              restoreHref={restoreHref}
+              eventHref={eventHref}
+            />
+          ) : null}
+        </div>
       ) : null}
-    </div>
+    </>
   );
 }
 

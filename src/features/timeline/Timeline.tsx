@@ -500,21 +500,23 @@ export function Timeline(props: TimelineProps) {
         loaded={loadedRows}
         unloadedPages={unloaded.length}
         start={props.toolbarStart}
+        end={
+          props.restoreHref ? (
+            <HistoryScrubber
+              sessionId={sessionId}
+              lastSeq={lastSeq}
+              value={scrubbed}
+              onSeek={onSeek}
+              restoreHref={props.restoreHref}
+              eventHref={props.eventHref}
+            />
+          ) : null
+        }
         onLoadOlder={() => {
           const older = unloaded[unloaded.length - 1];
           if (older) store.want(older.page);
         }}
       />
-      {props.restoreHref ? (
-        <HistoryScrubber
-          sessionId={sessionId}
-          lastSeq={lastSeq}
-          value={scrubbed}
-          onSeek={onSeek}
-          restoreHref={props.restoreHref}
-          eventHref={props.eventHref}
-        />
-      ) : null}
       {linkMissing ? (
         <p role="alert" className="px-4 py-1 text-sm text-amber-900 dark:text-amber-200">
           Event #{focusSeq} is not in this session (yet). The newest event is #{lastSeq}.
