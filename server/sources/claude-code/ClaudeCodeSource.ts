@@ -38,6 +38,7 @@ import {
 import { maskSecretText, redactForeignPayload, truncateText, truncateUtf8 } from '../redact.ts';
 import type { QuestionAnswer, SessionInfo, Source, SourceHost, ToolDecision } from '../Source.ts';
 import { ProposalDiffs, boundArgumentHash, claudeCodeFileChanges } from '../proposedFileChanges.ts';
+import { ruleSuggestionsOf } from './permissionSuggestions.ts';
 
 export const CLAUDE_CODE_SOURCE_ID = 'claude-code';
 const TOOL_VERSION = 'claude-code';
@@ -442,6 +443,12 @@ export class ClaudeCodeSource implements Source {
           safeSummary: summary,
           reasons: reasons.length > 0 ? reasons : ['Claude Code asks before this tool runs'],
           expiresAt: approvalExpiresAt(this.requireHost().now(), this.options.approvalTtlMs),
+          studioRuleSuggestions: ruleSuggestionsOf(
+            conversation.projectRoot,
+            toolName,
+            input,
+            options.suggestions,
+          ),
           foreignId: `${toolCallId}/approval`,
         },
       ]);

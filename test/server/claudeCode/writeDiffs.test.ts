@@ -15,6 +15,7 @@ import type { Engine } from '../../../server/engine/Engine.ts';
 import { FakeMessagesApi, type ScriptedReply } from '../../fakes/FakeMessagesApi.ts';
 import {
   APPROVE,
+  REJECT,
   attach,
   codeOf,
   createSession,
@@ -205,5 +206,53 @@ describe('Claude Code writes show their diff before approval', () => {
     expect(JSON.stringify(api.loopRequests()[1]?.messages.at(-1))).toContain(
       'revoked this approval',
     );
+  }, 120_000);
+});
+
+const SUGGESTIONS = `query Suggestions($toolCallId: String!) {
+  studioToolCall(toolCallId: $toolCallId) {
+    approval { studioRuleSuggestions { effect toolName match argumentName argumentPrefix scope label } }
+  }
+}`;
+
+describe("Claude Code's permission suggestions reach the card", () => {
+  it('a Bash prefix rule and acceptEdits for a Write, in the studio rule terms', async () => {
+    const { c, a, sessionId } = await studio((dir) => [
+      turn('toolu_01Bash', 'Bash', { command: 'npm run lint -- --fix', description: 'Lint' }),
+      turn('toolu_01Write', 'Write', { file_path: join(dir, 'notes.md'), content: 'x\n' }),
+      done,
+    ]);
+    await sendMessage(c, a, 'Lint, then write');
+    const bash = await waitForEvent(c, sessionId, approvalOf('toolu_01Bash'), 'the ask', 60_000);
+    const suggestionsOf = async (toolCallId: string) =>
+      (
+        await ok<{
+          studioToolCall: { approval: { studioRuleSuggestions: Record<string, unknown>[] } };
+        }>(c, SUGGESTIONS, { toolCallId })
+      ).studioToolCall.approval.studioRuleSuggestions;
+    expect(await suggestionsOf('toolu_01Bash')).toEqual([
+      {
+        effect: 'ALLOW',
+        toolName: 'Bash',
+        match: 'ARGUMENT_PREFIX',
+        argumentName: 'command',
+        argumentPrefix: 'npm run ',
+        scope: 'PROJECT',
+        label: 'Allow Bash(npm run *) in local settings',
+      },
+    ]);
+    await ok(c, REJECT, decideInput(a, asApproval(bash.event), { reason: 'not now' }));
+    await waitForEvent(c, sessionId, approvalOf('toolu_01Write'), 'the write ask', 60_000);
+    expect(await suggestionsOf('toolu_01Write')).toEqual([
+      {
+        effect: 'ALLOW',
+        toolName: 'Write',
+        match: 'ANY',
+        argumentName: null,
+        argumentPrefix: null,
+        scope: 'SESSION',
+        label: "Accept edits for this session (Claude Code's acceptEdits mode)",
+      },
+    ]);
   }, 120_000);
 });
