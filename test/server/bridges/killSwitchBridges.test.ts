@@ -28,7 +28,7 @@ import {
   ok,
   startHarness,
   waitForEvent,
-  type Attached,
+  type Attachment,
   type Ev,
   type Harness,
   type StudioClient,
@@ -61,7 +61,7 @@ async function setKill(c: StudioClient, on: boolean, expectedRevision: string) {
   ).setCrowdyStudioAgentPolicy;
 }
 
-const send = (a: Attached, content: string) => ({
+const send = (a: Attachment, content: string) => ({
   input: {
     idempotencyKey: key('send'),
     sessionId: a.sessionId,
