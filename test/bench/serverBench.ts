@@ -258,7 +258,8 @@ async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
   });
   const context = { engine: server.engine };
   // Each page is stringified (timed apart) and dropped at once, so no heap pressure piles up.
-  const replay = async (query: string, on = schema, fresh = () => context as object) => {
+  // A context per page, as per request: the per-request row budget counts per context.
+  const replay = async (query: string, on = schema, fresh = () => ({ ...context }) as object) => {
     const document = parse(query);
     let executeMs = 0;
     let stringifyMs = 0;
