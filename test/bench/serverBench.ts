@@ -258,7 +258,6 @@ async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
   });
   const context = { engine: server.engine };
   // Each page is stringified (timed apart) and dropped at once, so no heap pressure piles up.
-  // A context per page, as per request: the per-request row budget counts per context.
   const replay = async (query: string, on = schema, fresh = () => ({ ...context }) as object) => {
     const document = parse(query);
     let executeMs = 0;
@@ -288,7 +287,7 @@ async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
   };
   // The same pages through a Yoga instance in-process: parse/validate caches, Yoga's executor,
   // result stringify and the fetch Response, but no socket and no client.
-  const yoga = createYoga({ schema, context: () => context, logging: false, graphiql: false });
+  const yoga = createYoga({ schema, context: () => ({ ...context }), logging: false, graphiql: false });
   let yogaMs = 0;
   for (let cursor = 0n; cursor < lastSeq;) {
     const started = clock();
