@@ -395,12 +395,20 @@ export class ClaudeCodeSource implements Source {
     const askedBy =
       conversation.askedBy.get(toolCallId) ??
       (options.agentID ? `subagent ${options.agentID}` : null);
+    const suggested = ruleSuggestionsOf(
+      conversation.projectRoot,
+      toolName,
+      input,
+      options.suggestions,
+    );
     const reasons = [
       ...(askedBy ? [`Asked by ${askedBy}`] : []),
       ...(options.decisionReason ? [`Claude Code: ${options.decisionReason}`] : []),
-      ...(options.suggestions?.length
-        ? [`Suggested rules: ${truncateText(JSON.stringify(options.suggestions), 500)}`]
-        : []),
+      ...(suggested.length > 0
+        ? [`Claude Code suggests: ${suggested.map((r) => r.label).join('; ')}`]
+        : options.suggestions?.length
+          ? [`Suggested rules: ${truncateText(JSON.stringify(options.suggestions), 500)}`]
+          : []),
     ];
     return new Promise<PermissionResult>((resolve) => {
       conversation.pending.set(toolCallId, {
@@ -443,12 +451,7 @@ export class ClaudeCodeSource implements Source {
           safeSummary: summary,
           reasons: reasons.length > 0 ? reasons : ['Claude Code asks before this tool runs'],
           expiresAt: approvalExpiresAt(this.requireHost().now(), this.options.approvalTtlMs),
-          studioRuleSuggestions: ruleSuggestionsOf(
-            conversation.projectRoot,
-            toolName,
-            input,
-            options.suggestions,
-          ),
+          studioRuleSuggestions: suggested,
           foreignId: `${toolCallId}/approval`,
         },
       ]);

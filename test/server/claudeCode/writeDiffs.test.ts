@@ -211,7 +211,7 @@ describe('Claude Code writes show their diff before approval', () => {
 
 const SUGGESTIONS = `query Suggestions($toolCallId: String!) {
   studioToolCall(toolCallId: $toolCallId) {
-    approval { studioRuleSuggestions { effect toolName match argumentName argumentPrefix scope label } }
+    approval { studioReasons studioRuleSuggestions { effect toolName match argumentName argumentPrefix scope label } }
   }
 }`;
 
@@ -241,6 +241,12 @@ describe("Claude Code's permission suggestions reach the card", () => {
         label: 'Allow Bash(npm run *) in local settings',
       },
     ]);
+    const reasons = (
+      await ok<{ studioToolCall: { approval: { studioReasons: string[] } } }>(c, SUGGESTIONS, {
+        toolCallId: 'toolu_01Bash',
+      })
+    ).studioToolCall.approval.studioReasons;
+    expect(reasons).toContain('Claude Code suggests: Allow Bash(npm run *) in local settings');
     await ok(c, REJECT, decideInput(a, asApproval(bash.event), { reason: 'not now' }));
     await waitForEvent(c, sessionId, approvalOf('toolu_01Write'), 'the write ask', 60_000);
     expect(await suggestionsOf('toolu_01Write')).toEqual([
