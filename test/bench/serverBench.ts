@@ -287,7 +287,12 @@ async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
   };
   // The same pages through a Yoga instance in-process: parse/validate caches, Yoga's executor,
   // result stringify and the fetch Response, but no socket and no client.
-  const yoga = createYoga({ schema, context: () => ({ ...context }), logging: false, graphiql: false });
+  const yoga = createYoga({
+    schema,
+    context: () => ({ ...context }),
+    logging: false,
+    graphiql: false,
+  });
   let yogaMs = 0;
   for (let cursor = 0n; cursor < lastSeq;) {
     const started = clock();
