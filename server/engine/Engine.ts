@@ -245,6 +245,7 @@ export class Engine {
       groupCommit: (fn) => this.groupCommit(fn),
       hasForeignId: (id, foreignId) => this.store.hasForeignId(id, foreignId),
       findQuestion: (id, questionId) => this.store.getQuestion(id, questionId),
+      proposalDiff: (id, changes) => this.proposalDiff(id, changes),
       findApproval: (id, toolCallId) => {
         const call = this.store.getToolCall(toolCallId);
         if (!call || call.sessionId !== id || !call.approvalId) return null;

@@ -171,6 +171,7 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
       if (event.studioRuleId !== undefined) approval.ruleId = event.studioRuleId ?? null;
       if (event.studioRuleName !== undefined) approval.ruleName = event.studioRuleName ?? null;
       if (event.studioDecidedBy !== undefined) approval.decidedBy = event.studioDecidedBy ?? null;
+      if (event.studioRuleSuggestions) approval.ruleSuggestions = event.studioRuleSuggestions;
       store.putApproval(approval);
       const call = store.getToolCall(event.toolCallId);
       if (call) {

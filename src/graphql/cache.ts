@@ -195,6 +195,7 @@ function keys(): KeyingConfig {
     'StudioProposalDiff',
     'StudioProposalDiffFile',
     'StudioDecidedApproval',
+    'StudioRuleSuggestion',
     // Search results (issue 11): embedded in their query, never shared between queries.
     'StudioSearchResult',
     'StudioSearchHit',
