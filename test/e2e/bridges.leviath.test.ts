@@ -181,7 +181,7 @@ describe('Leviath bridge journey', () => {
     expect(await checkpoints(`leviath-${REVIEWER}`)).toEqual([]);
     await saveScreenshot(page, 'bridges-leviath-pending');
 
-    await decide(call, 'Approve', { dialog: 'Attach to act', confirm: 'Attach and approve' });
+    await decide(call, 'Approve');
     await expectVisible(call.locator('strong', { hasText: /^Approved/ }));
 
     // The card turns "Approved" optimistically; the answer reaches the gateway right after.
