@@ -39,6 +39,8 @@ import { maskSecretText, redactForeignPayload, truncateText, truncateUtf8 } from
 import type { QuestionAnswer, SessionInfo, Source, SourceHost, ToolDecision } from '../Source.ts';
 import { ProposalDiffs, boundArgumentHash, claudeCodeFileChanges } from '../proposedFileChanges.ts';
 import { ruleSuggestionsOf } from './permissionSuggestions.ts';
+import { AskAgainWaiter, askAgainMessage } from './askAgain.ts';
+import type { ToolCallRecord } from '../../store/records.ts';
 
 export const CLAUDE_CODE_SOURCE_ID = 'claude-code';
 const TOOL_VERSION = 'claude-code';
@@ -136,6 +138,13 @@ interface Conversation {
   chunk: { draft: EventDraft & { type: 'ASSISTANT_CHUNK' }; timer: NodeJS.Timeout } | null;
   pump: Promise<void>;
   closed: boolean;
+  /**
+   * Calls the studio ended without running them (cancelled, revoked, expired: already CANCELLED
+   * in the timeline); Claude Code's rejected tool_result for them is not recorded as a failure.
+   */
+  ended: Set<string>;
+  /** A studioAskAgain waiting for the next ask (see askAgain.ts). */
+  askAgain: AskAgainWaiter | null;
 }
 
 /**
@@ -180,6 +189,7 @@ export class ClaudeCodeSource implements Source {
     for (const c of this.conversations.values()) {
       this.flushChunk(c);
       c.closed = true;
+      c.askAgain?.fail('The studio stopped.');
       for (const ask of c.pending.values())
         ask.resolve({ behavior: 'deny', message: 'The studio stopped.' });
       for (const q of c.questions.values())
@@ -191,7 +201,11 @@ export class ClaudeCodeSource implements Source {
     this.host?.setStatus('STOPPED', null);
   }
 
-  async sendMessage(session: SessionInfo, content: string): Promise<{ runId: string }> {
+  async sendMessage(
+    session: SessionInfo,
+    content: string,
+    options?: { author: string | null; runReason?: string },
+  ): Promise<{ runId: string }> {
     const host = this.requireHost();
     let conversation = this.conversations.get(session.sessionId);
     if (!conversation || conversation.closed) conversation = this.open(session);
@@ -202,7 +216,9 @@ export class ClaudeCodeSource implements Source {
       host,
       session.sessionId,
       [
-        ...(newRun ? [{ type: 'RUN_STARTED' as const, runId }] : []),
+        ...(newRun
+          ? [{ type: 'RUN_STARTED' as const, runId, reason: options?.runReason ?? null }]
+          : []),
         {
           type: 'USER_MESSAGE',
           runId,
@@ -226,6 +242,10 @@ export class ClaudeCodeSource implements Source {
   async cancelRun(session: SessionInfo): Promise<void> {
     const conversation = this.conversations.get(session.sessionId);
     if (!conversation) throw new StudioError(ErrorCode.RUN_NOT_ACTIVE, 'No Claude Code run here');
+    conversation.askAgain?.fail(
+      'The run was cancelled before Claude Code proposed the call again.',
+    );
+    for (const ask of conversation.pending.values()) conversation.ended.add(ask.toolCallId);
     for (const ask of conversation.pending.values())
       ask.resolve({
         behavior: 'deny',
@@ -315,11 +335,30 @@ export class ClaudeCodeSource implements Source {
     const ask = conversation?.pending.get(decision.toolCallId);
     if (!conversation || !ask) return;
     conversation.pending.delete(decision.toolCallId);
+    conversation.ended.add(decision.toolCallId);
     this.endRunIfSettled(conversation);
     ask.resolve({
       behavior: 'deny',
       message: 'The approval expired in the studio before anyone decided; the call was not run.',
     });
+    this.append(decision.sessionId, [
+      {
+        type: 'TOOL_FAILED',
+        runId: ask.runId,
+        toolCallId: ask.toolCallId,
+        toolName: ask.toolName,
+        toolVersion: TOOL_VERSION,
+        status: 'CANCELLED',
+        argumentHash: ask.argumentHash,
+        executor: null,
+        error: {
+          code: ErrorCode.APPROVAL_EXPIRED,
+          message: 'The approval expired before anyone decided; the call did not run.',
+          retryable: false,
+        },
+        foreignId: `${ask.toolCallId}/expired`,
+      },
+    ]);
   }
 
   /** Revoked while Claude Code waits (a target file changed, a pause, the kill switch): deny. */
@@ -328,11 +367,44 @@ export class ClaudeCodeSource implements Source {
     const ask = conversation?.pending.get(decision.toolCallId);
     if (!conversation || !ask) return;
     conversation.pending.delete(decision.toolCallId);
+    conversation.ended.add(decision.toolCallId);
     this.endRunIfSettled(conversation);
     ask.resolve({
       behavior: 'deny',
       message: 'The studio revoked this approval before anyone approved it; the call was not run.',
     });
+  }
+
+  /** An expired or revoked call can be proposed again: see askAgain.ts for how. */
+  canAskAgain(session: SessionInfo, call: ToolCallRecord): boolean {
+    return (
+      this.host !== null &&
+      call.argumentsJson !== null &&
+      call.toolName !== 'AskUserQuestion' &&
+      this.options.projects.some((p) => p.projectId === session.projectId)
+    );
+  }
+
+  async askAgain(
+    session: SessionInfo,
+    call: ToolCallRecord,
+    options: { author: string | null },
+  ): Promise<string> {
+    let conversation = this.conversations.get(session.sessionId);
+    if (!conversation || conversation.closed) conversation = this.open(session);
+    if (conversation.askAgain)
+      throw new StudioError(ErrorCode.RUN_ALREADY_ACTIVE, 'Claude Code is already asked again.');
+    const c = conversation;
+    const waiter = new AskAgainWaiter(call.toolName, call.argumentsJson ?? 'null', () => {
+      if (c.askAgain === waiter) c.askAgain = null;
+    });
+    c.askAgain = waiter;
+    const status = this.requireHost().findApproval?.(session.sessionId, call.toolCallId)?.status;
+    await this.sendMessage(session, askAgainMessage(call, status ?? null), {
+      author: options.author,
+      runReason: options.author ? `Asked again by ${options.author}` : 'Asked again',
+    });
+    return waiter.promise;
   }
 
   private open(session: SessionInfo): Conversation {
@@ -357,6 +429,8 @@ export class ClaudeCodeSource implements Source {
       streams: new Map(),
       chunk: null,
       closed: false,
+      ended: new Set(),
+      askAgain: null,
       query: null as unknown as Query,
       pump: Promise.resolve(),
     };
@@ -439,6 +513,9 @@ export class ClaudeCodeSource implements Source {
           ? [`Suggested rules: ${truncateText(JSON.stringify(options.suggestions), 500)}`]
           : []),
     ];
+    const argumentsJson = redactForeignPayload(input, {
+      secrets: [this.options.apiKey],
+    }).payloadJson;
     return new Promise<PermissionResult>((resolve) => {
       conversation.pending.set(toolCallId, {
         toolCallId,
@@ -464,8 +541,7 @@ export class ClaudeCodeSource implements Source {
             argumentHash,
           ),
           safeSummary: summary,
-          argumentsJson: redactForeignPayload(input, { secrets: [this.options.apiKey] })
-            .payloadJson,
+          argumentsJson,
           askedBy,
           ...(diffed ? { studioDiff: diffed.diff } : {}),
           foreignId: `${toolCallId}/proposed`,
@@ -484,6 +560,7 @@ export class ClaudeCodeSource implements Source {
           foreignId: `${toolCallId}/approval`,
         },
       ]);
+      conversation.askAgain?.asked(toolName, argumentsJson, approvalIdFor(toolCallId, 1));
     });
   }
 
@@ -612,6 +689,7 @@ export class ClaudeCodeSource implements Source {
       conversation.runId = null;
     } finally {
       conversation.closed = true;
+      conversation.askAgain?.fail('Claude Code ended before it proposed the call again.');
     }
   }
 
@@ -697,6 +775,7 @@ export class ClaudeCodeSource implements Source {
         const drafts: EventDraft[] = [];
         for (const block of content) {
           if (typeof block !== 'object' || block === null || block.type !== 'tool_result') continue;
+          if (conversation.ended.delete(block.tool_use_id)) continue;
           const failed = block.is_error === true;
           drafts.push({
             ...this.toolDraft(
@@ -784,6 +863,7 @@ export class ClaudeCodeSource implements Source {
     const ended = conversation.runId;
     conversation.runId = null;
     if (!ended) return;
+    conversation.askAgain?.fail('Claude Code ended its turn without proposing the call again.');
     const usage = message.usage;
     this.append(conversation.sessionId, [
       {
