@@ -215,6 +215,32 @@ describe('Ask again with Claude Code', () => {
     expect(asked).toContain('after\\\\n');
   }, 120_000);
 
+  it('a call the kill switch revoked is asked again once it is off, saying it was revoked', async () => {
+    const { api, c, a, sessionId } = await studio((dir) => [
+      write('toolu_01Kill', dir),
+      write('toolu_02Again', dir),
+      say('Done.'),
+    ]);
+    const { runId } = await sendMessage(c, a, 'Update the notes');
+    await waitForEvent(c, sessionId, askOf('toolu_01Kill'), 'the ask', 60_000);
+    await setKill(c, true, '0');
+    await waitForEvent(c, sessionId, runEnded(runId, 'RUN_CANCELLED'), 'the cancelled run', 60_000);
+    expect(await failCode(c, ASK_AGAIN, askAgain(a, 'toolu_01Kill'))).toBe('AGENT_DISABLED');
+    await setKill(c, false, '1');
+    expect((await toolCall(c, 'toolu_01Kill')).studioCanAskAgain).toBe(true);
+    const again = (
+      await ok<{ studioAskAgain: { toolCallId: string; status: string } }>(
+        c,
+        ASK_AGAIN,
+        askAgain(a, 'toolu_01Kill'),
+      )
+    ).studioAskAgain;
+    expect(again).toMatchObject({ toolCallId: 'toolu_02Again', status: 'PENDING' });
+    expect(JSON.stringify(api.loopRequests()[1]?.messages.at(-1))).toContain(
+      'Your earlier Write call was revoked in the studio before anyone approved it',
+    );
+  }, 120_000);
+
   it('when the model proposes something else, that is an ordinary card and Ask again fails clearly', async () => {
     const { c, a, sessionId } = await studio(
       (dir) => [
