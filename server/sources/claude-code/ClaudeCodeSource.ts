@@ -143,6 +143,11 @@ interface Conversation {
    * in the timeline); Claude Code's rejected tool_result for them is not recorded as a failure.
    */
   ended: Set<string>;
+  /**
+   * Set by cancelRun until the interrupted turn's own `result` came (bounded): a new message
+   * waits for it, so that late `result` never ends the next run.
+   */
+  interrupted: { done: Promise<void>; end: () => void } | null;
   /** A studioAskAgain waiting for the next ask (see askAgain.ts). */
   askAgain: AskAgainWaiter | null;
 }
@@ -207,6 +212,7 @@ export class ClaudeCodeSource implements Source {
     options?: { author: string | null; runReason?: string },
   ): Promise<{ runId: string }> {
     const host = this.requireHost();
+    await this.conversations.get(session.sessionId)?.interrupted?.done;
     let conversation = this.conversations.get(session.sessionId);
     if (!conversation || conversation.closed) conversation = this.open(session);
     const newRun = conversation.runId === null;
@@ -260,6 +266,7 @@ export class ClaudeCodeSource implements Source {
         interrupt: true,
       });
     this.closeQuestions(conversation, 'EXPIRED');
+    if (!conversation.interrupted) conversation.interrupted = awaitInterruptedResult(conversation);
     await conversation.query.interrupt();
     conversation.runId = null;
     conversation.resultAfterAsks = null;
@@ -430,6 +437,7 @@ export class ClaudeCodeSource implements Source {
       chunk: null,
       closed: false,
       ended: new Set(),
+      interrupted: null,
       askAgain: null,
       query: null as unknown as Query,
       pump: Promise.resolve(),
@@ -689,6 +697,7 @@ export class ClaudeCodeSource implements Source {
       conversation.runId = null;
     } finally {
       conversation.closed = true;
+      conversation.interrupted?.end();
       conversation.askAgain?.fail('Claude Code ended before it proposed the call again.');
     }
   }
@@ -797,6 +806,10 @@ export class ClaudeCodeSource implements Source {
           this.addChunk(conversation, chunk);
         return false;
       case 'result': {
+        if (conversation.interrupted) {
+          conversation.interrupted.end();
+          return false;
+        }
         if (conversation.pending.size > 0) {
           conversation.resultAfterAsks = message;
           return false;
@@ -946,6 +959,20 @@ export function claudeCodeSessionIdFor(studioSessionId: string): string {
   const hex = createHash('sha256').update(`claude-code-session:${studioSessionId}`).digest('hex');
   const variant = ((parseInt(hex[16] as string, 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** Resolves once the interrupted turn's `result` came (`end`), or after 10 s without it. */
+function awaitInterruptedResult(conversation: Conversation): Conversation['interrupted'] {
+  let end = () => {};
+  const done = new Promise<void>((resolve) => {
+    const timer = setTimeout(() => end(), 10_000);
+    end = () => {
+      clearTimeout(timer);
+      conversation.interrupted = null;
+      resolve();
+    };
+  });
+  return { done, end: () => end() };
 }
 
 /** The foreignId of the init log that marks a Claude Code session as started. */
