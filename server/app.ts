@@ -91,15 +91,18 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
   });
   if (options.demo ?? true) {
     const demo = new DemoAgent({ engine, dataDir, stepMs: options.demoStepMs ?? 350 });
-    demo.openProjects();
-    engine.start();
+    await demo.openProjects();
+    await engine.start();
     await engine.addSource(demo);
     await seedDemo(engine, demo);
   } else {
-    engine.start();
+    await engine.start();
   }
   for (const source of options.sources ?? [])
     await engine.addSource(typeof source === 'function' ? source(engine) : source);
+  // Jobs a stopped server left (an approved restore, a rule's delivery) resume once every
+  // source and project folder is back.
+  await engine.startJobs();
 
   const staticDir =
     options.staticDir === undefined
@@ -141,7 +144,7 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
       closed ??= (async () => {
         await engine.stop();
         await http.close();
-        store.close();
+        await store.close();
       })();
       return closed;
     },
