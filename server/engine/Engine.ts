@@ -105,8 +105,23 @@ export interface EngineOptions {
   checkpointMaxFileBytes?: number;
   /** How long idempotency records are kept (default 24 h; see idempotency.ts). */
   idempotencyRetentionMs?: number;
+  /**
+   * Test-only: called at each named durable step (FAULT_STEPS); the crash test kills the process
+   * there with SIGKILL to check that a restart finishes or fails what was decided.
+   */
+  faultInjector?: (step: FaultStep) => void;
   now?: () => number;
 }
+
+/** The durable steps of a decision and the effect it authorizes, in order (crash tests). */
+export const FAULT_STEPS = [
+  'decision-committed',
+  'job-claimed',
+  'restore-started',
+  'restore-written',
+  'restore-committed',
+] as const;
+export type FaultStep = (typeof FAULT_STEPS)[number];
 
 export interface DecideInput {
   sessionId: string;
@@ -168,6 +183,7 @@ export class Engine {
   /** How long idempotency records are kept (pruned by the sweep). */
   readonly idempotencyRetentionMs: number;
   private lastPruneMs = 0;
+  private readonly fault: (step: FaultStep) => void;
   readonly logger: Logger;
   readonly notifier = new Notifier();
   readonly contentStore: ContentStore;
@@ -189,6 +205,7 @@ export class Engine {
 
   constructor(options: EngineOptions) {
     this.logger = options.logger;
+    this.fault = options.faultInjector ?? (() => undefined);
     this.kernel = new Kernel(options.store);
     this.db = this.kernel.db;
     this.reads = this.kernel.reads;
@@ -203,7 +220,12 @@ export class Engine {
     this.worker = new JobWorker(
       this.kernel,
       this.logger,
-      { decision: (job) => this.runDecisionJob(job) },
+      {
+        decision: (job) => {
+          this.fault('job-claimed');
+          return this.runDecisionJob(job);
+        },
+      },
       () => this.now(),
     );
     this.dataDir = options.dataDir;
@@ -1471,6 +1493,7 @@ export class Engine {
         return out;
       });
       recorded = true;
+      this.fault('decision-committed');
       return result;
     } finally {
       if (!recorded) await this.releaseClaims(checked, claim);
@@ -2207,7 +2230,8 @@ export class Engine {
    * - RUNNING with a restore job record: finishRestore (writing the files again is idempotent).
    * - RUNNING without one (a data dir of an older server): TOOL_FAILED, nothing was written.
    * - already ended: nothing.
-   * A failure ends the call with TOOL_FAILED, never leaves it GRANTED or RUNNING.
+   * A failure before the restore job record ends the call with TOOL_FAILED; after it, the record
+   * stays and a restart finishes the restore or ends the call with TOOL_FAILED (recoverRestores).
    */
   private async runEngineTool(toolCallId: string): Promise<void> {
     const call = await this.db.getToolCall(toolCallId);
@@ -2216,7 +2240,7 @@ export class Engine {
     const fail = (error: unknown) => this.failEngineTool(call, error);
     if (call.status === 'RUNNING' && (await this.db.getRestoreJob(toolCallId)))
       return this.finishRestore(toolCallId);
-    let started = false;
+    let started: boolean;
     try {
       if (call.status === 'RUNNING') {
         return await fail(
@@ -2277,7 +2301,10 @@ export class Engine {
     }
     // Past this point the restore job record exists: a failure writing the folder leaves it, so
     // a restart finishes the restore (recoverRestores), or ends the call with TOOL_FAILED.
-    if (started) await this.finishRestore(toolCallId);
+    if (!started) return;
+    this.fault('restore-started');
+    await this.finishRestore(toolCallId);
+    this.fault('restore-committed');
   }
 
   /** Ends an engine tool call with TOOL_FAILED (consuming its grant), unless it already ended. */
@@ -2354,6 +2381,7 @@ export class Engine {
         )
       : await this.checkpointFiles(checkpoint);
     const restored: RestoreResult = ws.restore(targetFiles);
+    this.fault('restore-written');
     const written: EventFiles = eventFilesFor([], restored.written);
     const recorded = ws.storeManifest(restored.files);
     const restoredAt = this.iso();
