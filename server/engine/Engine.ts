@@ -875,6 +875,9 @@ export class Engine {
   }> {
     const instance = input.clientInstanceId ?? `anon-${randomUUID()}`;
     return await this.kernel.write(async () => {
+      // The epoch moves under the session's lock (a row lock on PostgreSQL): of two racing
+      // attachments each gets its own epoch and the later one fences the earlier.
+      await this.db.lockSession(input.sessionId);
       const session = await this.requireSession(input.sessionId);
       this.requireOpen(session);
       const epoch = (BigInt(session.currentClientEpoch) + 1n).toString();
@@ -1737,14 +1740,23 @@ export class Engine {
     this.worker.wake();
     if (now - this.lastPruneMs >= PRUNE_INTERVAL_MS) {
       this.lastPruneMs = now;
-      const pruned = await this.idempotency.prune(this.idempotencyRetentionMs);
-      if (pruned > 0) this.logger.info('idempotency records pruned', { pruned });
+      await this.pruneIdempotency();
     }
   }
 
   // ------------------------------------------------------------------------------------------
   // Idempotency
   // ------------------------------------------------------------------------------------------
+
+  /**
+   * Deletes idempotency records older than the retention window (the sweep runs this every
+   * minute); returns how many. A key used again after its record was pruned runs again.
+   */
+  async pruneIdempotency(): Promise<number> {
+    const pruned = await this.idempotency.prune(this.idempotencyRetentionMs);
+    if (pruned > 0) this.logger.info('idempotency records pruned', { pruned });
+    return pruned;
+  }
 
   /** Runs a mutation once per (operation, idempotencyKey): see idempotency.ts. */
   idempotent<T>(
