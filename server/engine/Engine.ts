@@ -10,6 +10,7 @@ import type { Store } from '../store/Store.ts';
 import { Kernel, type Db, type Reads } from './kernel.ts';
 import { JOBS_CHANNEL, JobWorker } from './jobs.ts';
 import { IDEMPOTENCY_RETENTION_MS, Idempotency } from './idempotency.ts';
+import { Attachments } from './attachments.ts';
 import type { JobRecord, JobStatus } from '../store/Store.ts';
 import type {
   ApprovalRecord,
@@ -81,7 +82,6 @@ import {
   MAX_USER_MESSAGE_BYTES,
   WORKSPACE_LEASE_MS,
 } from '../../protocol/contract.ts';
-import { compareSeq, isDecimalString } from '../../protocol/seq.ts';
 import {
   EVENT_TYPE_MEMBER,
   RUN_EVENT_STATUS,
@@ -179,6 +179,7 @@ export class Engine {
    */
   readonly reads: Reads;
   private readonly idempotency: Idempotency;
+  private readonly attachments: Attachments;
   private readonly worker: JobWorker;
   /** How long idempotency records are kept (pruned by the sweep). */
   readonly idempotencyRetentionMs: number;
@@ -235,6 +236,16 @@ export class Engine {
       APPROVAL_TTL_MAX_MS,
     );
     this.heartbeatStaleMs = options.heartbeatStaleMs ?? HEARTBEAT_STALE_MS;
+    this.attachments = new Attachments({
+      kernel: this.kernel,
+      db: this.db,
+      heartbeatStaleMs: this.heartbeatStaleMs,
+      now: () => this.now(),
+      iso: (ms?: number) => this.iso(ms),
+      requireSession: (id) => this.requireSession(id),
+      requireOpen: (session) => this.requireOpen(session),
+      append: (id, drafts) => this.append(id, drafts),
+    });
     this.workspaceLeaseMs = options.workspaceLeaseMs ?? WORKSPACE_LEASE_MS;
     this.sweepIntervalMs = options.sweepIntervalMs ?? 250;
     this.checkpointMaxFileBytes = options.checkpointMaxFileBytes;
@@ -841,22 +852,9 @@ export class Engine {
   // Attachments, heartbeats, acknowledgements
   // ------------------------------------------------------------------------------------------
 
-  /** Throws unless `clientEpoch` is the session's current attached epoch. */
-  async requireAttached(sessionId: string, clientEpoch: string): Promise<SessionRecord> {
-    const session = await this.requireSession(sessionId);
-    if (!isDecimalString(clientEpoch))
-      throw new StudioError(ErrorCode.BAD_REQUEST, 'clientEpoch must be a decimal string.', {
-        field: 'clientEpoch',
-      });
-    if (session.attachedEpoch === null || session.attachedEpoch !== clientEpoch)
-      throw new StudioError(
-        ErrorCode.CLIENT_EPOCH_STALE,
-        session.attachedEpoch === null
-          ? `Epoch ${clientEpoch} is no longer attached to this session (it was detached or replaced).`
-          : `Epoch ${clientEpoch} was fenced: another client attached with epoch ${session.attachedEpoch}.`,
-        { remediation: 'Attach again to act on this session; attaching fences the other client.' },
-      );
-    return session;
+  /** Throws unless `clientEpoch` is the session's current attached epoch (attachments.ts). */
+  requireAttached(sessionId: string, clientEpoch: string): Promise<SessionRecord> {
+    return this.attachments.requireAttached(sessionId, clientEpoch);
   }
 
   requireOpen(session: SessionRecord): void {
@@ -864,119 +862,21 @@ export class Engine {
       throw new StudioError(ErrorCode.SESSION_CLOSED, `Session ${session.sessionId} is closed.`);
   }
 
-  async attach(input: {
-    sessionId: string;
-    clientInstanceId?: string | null;
-    reviewer?: string | null;
-  }): Promise<{
-    session: SessionRecord;
-    clientEpoch: string;
-    replayAfterSeq: string;
-  }> {
-    const instance = input.clientInstanceId ?? `anon-${randomUUID()}`;
-    return await this.kernel.write(async () => {
-      // The epoch moves under the session's lock (a row lock on PostgreSQL): of two racing
-      // attachments each gets its own epoch and the later one fences the earlier.
-      await this.db.lockSession(input.sessionId);
-      const session = await this.requireSession(input.sessionId);
-      this.requireOpen(session);
-      const epoch = (BigInt(session.currentClientEpoch) + 1n).toString();
-      const drafts: EventDraft[] = [];
-      for (const client of await this.db.listAttachedClients())
-        if (client.sessionId === session.sessionId) {
-          await this.db.putClient({ ...client, attached: false });
-          drafts.push({
-            type: 'CLIENT_DETACHED',
-            clientEpoch: client.epoch,
-            reason: 'CLIENT_REATTACHED',
-          });
-        }
-      const previous = await this.db.getClient(session.sessionId, instance);
-      const replayAfterSeq = previous?.ackedSeq ?? '0';
-      await this.db.putClient({
-        sessionId: session.sessionId,
-        clientInstanceId: instance,
-        epoch,
-        lastHeartbeatMs: this.now(),
-        ackedSeq: replayAfterSeq,
-        attached: true,
-        reviewer: input.reviewer ?? null,
-        attachedAt: this.iso(),
-      });
-      drafts.push({
-        type: 'CLIENT_ATTACHED',
-        clientEpoch: epoch,
-        replayAfterSeq,
-        studioReviewer: input.reviewer ?? null,
-      });
-      await this.append(session.sessionId, drafts);
-      return {
-        session: await this.requireSession(session.sessionId),
-        clientEpoch: epoch,
-        replayAfterSeq,
-      };
-    });
+  attach(input: { sessionId: string; clientInstanceId?: string | null; reviewer?: string | null }) {
+    return this.attachments.attach(input);
   }
 
   /** Who controls the session now (the attached client's reviewer and since when), or null. */
-  async controllerOf(
-    sessionId: string,
-  ): Promise<{ reviewer: string | null; since: string | null } | null> {
-    const session = await this.db.getSession(sessionId);
-    if (!session?.attachedEpoch) return null;
-    const client = await this.attachedClient(sessionId, session.attachedEpoch);
-    return client ? { reviewer: client.reviewer ?? null, since: client.attachedAt ?? null } : null;
+  controllerOf(sessionId: string) {
+    return this.attachments.controllerOf(sessionId);
   }
 
-  private async attachedClient(sessionId: string, epoch: string) {
-    return (
-      (await this.db.listAttachedClients()).find(
-        (c) => c.sessionId === sessionId && c.epoch === epoch,
-      ) ?? null
-    );
+  heartbeat(input: { sessionId: string; clientEpoch: string }) {
+    return this.attachments.heartbeat(input);
   }
 
-  async heartbeat(input: { sessionId: string; clientEpoch: string }): Promise<{
-    serverTime: string;
-    playLeaseFreshUntil: string | null;
-    workspaceLeaseExpiresAt: string | null;
-  }> {
-    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
-    const client = await this.attachedClient(session.sessionId, input.clientEpoch);
-    if (client) await this.db.putClient({ ...client, lastHeartbeatMs: this.now() });
-    const leases = await this.db.listActiveLeases(session.sessionId);
-    const workspace = leases.find((l) => l.kind === 'WORKSPACE');
-    const play = leases.find((l) => l.kind === 'PLAY');
-    return {
-      serverTime: this.iso(),
-      playLeaseFreshUntil: play ? this.iso(this.now() + this.heartbeatStaleMs) : null,
-      workspaceLeaseExpiresAt: workspace ? workspace.expiresAt : null,
-    };
-  }
-
-  async acknowledge(input: {
-    sessionId: string;
-    clientEpoch: string;
-    throughSeq: string;
-  }): Promise<{
-    throughSeq: string;
-  }> {
-    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
-    if (
-      !isDecimalString(input.throughSeq) ||
-      compareSeq(input.throughSeq, session.lastEventSeq) > 0
-    )
-      throw new StudioError(
-        ErrorCode.EVENT_CURSOR_INVALID,
-        `throughSeq ${input.throughSeq} is past the committed history (last seq ${session.lastEventSeq}).`,
-        { field: 'throughSeq' },
-      );
-    const client = await this.attachedClient(session.sessionId, input.clientEpoch);
-    if (!client) throw new StudioError(ErrorCode.CLIENT_EPOCH_STALE, 'This attachment is gone.');
-    const acked =
-      compareSeq(input.throughSeq, client.ackedSeq) > 0 ? input.throughSeq : client.ackedSeq;
-    await this.db.putClient({ ...client, ackedSeq: acked });
-    return { throughSeq: acked };
+  acknowledge(input: { sessionId: string; clientEpoch: string; throughSeq: string }) {
+    return this.attachments.acknowledge(input);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -1714,22 +1614,7 @@ export class Engine {
   async sweep(): Promise<void> {
     await this.expireApprovals();
     const now = this.now();
-    for (const client of await this.db.listAttachedClients()) {
-      if (now - client.lastHeartbeatMs < this.heartbeatStaleMs) continue;
-      await this.kernel.write(async () => {
-        await this.db.lockSession(client.sessionId);
-        // Read again inside the transaction: a heartbeat may have come in meanwhile.
-        const current = await this.db.getClient(client.sessionId, client.clientInstanceId);
-        if (!current?.attached || current.epoch !== client.epoch) return;
-        if (now - current.lastHeartbeatMs < this.heartbeatStaleMs) return;
-        await this.db.putClient({ ...current, attached: false });
-        const session = await this.db.getSession(client.sessionId);
-        if (session?.attachedEpoch === client.epoch)
-          await this.append(client.sessionId, [
-            { type: 'CLIENT_DETACHED', clientEpoch: client.epoch, reason: 'HEARTBEAT_TIMEOUT' },
-          ]);
-      });
-    }
+    await this.attachments.detachSilent();
     for (const lease of await this.db.listActiveLeases(null)) {
       if (Date.parse(lease.expiresAt) > now) continue;
       await this.append(lease.sessionId, [
