@@ -35,14 +35,10 @@ import {
   logDraft,
   safeErrorMessage,
 } from '../bridgeSupport.ts';
-import {
-  foreignArgumentHash,
-  maskSecretText,
-  redactForeignPayload,
-  truncateText,
-  truncateUtf8,
-} from '../redact.ts';
+import { maskSecretText, redactForeignPayload, truncateText, truncateUtf8 } from '../redact.ts';
 import type { QuestionAnswer, SessionInfo, Source, SourceHost, ToolDecision } from '../Source.ts';
+import { ProposalDiffs, boundArgumentHash, claudeCodeFileChanges } from '../proposedFileChanges.ts';
+import { ruleSuggestionsOf } from './permissionSuggestions.ts';
 
 export const CLAUDE_CODE_SOURCE_ID = 'claude-code';
 const TOOL_VERSION = 'claude-code';
@@ -158,6 +154,8 @@ export class ClaudeCodeSource implements Source {
   private readonly options: ClaudeCodeSourceOptions;
   private readonly conversations = new Map<string, Conversation>();
   private host: SourceHost | null = null;
+  /** Write / Edit / MultiEdit: the diff shown and bound into the hash, once per call. */
+  private readonly writeDiffs = new ProposalDiffs();
   private logger: Logger;
 
   constructor(options: ClaudeCodeSourceOptions) {
@@ -329,6 +327,19 @@ export class ClaudeCodeSource implements Source {
     });
   }
 
+  /** Revoked while Claude Code waits (a target file changed, a pause, the kill switch): deny. */
+  onApprovalRevoked(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
+    const conversation = this.conversations.get(decision.sessionId);
+    const ask = conversation?.pending.get(decision.toolCallId);
+    if (!conversation || !ask) return;
+    conversation.pending.delete(decision.toolCallId);
+    this.endRunIfSettled(conversation);
+    ask.resolve({
+      behavior: 'deny',
+      message: 'The studio revoked this approval before anyone approved it; the call was not run.',
+    });
+  }
+
   private async open(session: SessionInfo): Promise<Conversation> {
     const project = this.options.projects.find((p) => p.projectId === session.projectId);
     if (!project)
@@ -411,18 +422,27 @@ export class ClaudeCodeSource implements Source {
     const toolCallId = options.toolUseID ?? `tool-${randomUUID()}`;
     if (toolName === 'AskUserQuestion' && Array.isArray(input.questions))
       return this.askQuestions(conversation, toolCallId, input, options);
-    const argumentHash = foreignArgumentHash(toolName, input);
+    const diffed = this.writeDiff(conversation, toolCallId, toolName, input);
+    const argumentHash = boundArgumentHash(toolName, input, diffed?.targets);
     const runId = conversation.runId;
     const summary = summarize(toolName, input);
     const askedBy =
       conversation.askedBy.get(toolCallId) ??
       (options.agentID ? `subagent ${options.agentID}` : null);
+    const suggested = ruleSuggestionsOf(
+      conversation.projectRoot,
+      toolName,
+      input,
+      options.suggestions,
+    );
     const reasons = [
       ...(askedBy ? [`Asked by ${askedBy}`] : []),
       ...(options.decisionReason ? [`Claude Code: ${options.decisionReason}`] : []),
-      ...(options.suggestions?.length
-        ? [`Suggested rules: ${truncateText(JSON.stringify(options.suggestions), 500)}`]
-        : []),
+      ...(suggested.length > 0
+        ? [`Claude Code suggests: ${suggested.map((r) => r.label).join('; ')}`]
+        : options.suggestions?.length
+          ? [`Suggested rules: ${truncateText(JSON.stringify(options.suggestions), 500)}`]
+          : []),
     ];
     let resolve!: (result: PermissionResult) => void;
     const answer = new Promise<PermissionResult>((r) => (resolve = r));
@@ -454,6 +474,7 @@ export class ClaudeCodeSource implements Source {
           argumentsJson: redactForeignPayload(input, { secrets: [this.options.apiKey] })
             .payloadJson,
           askedBy,
+          ...(diffed ? { studioDiff: diffed.diff } : {}),
           foreignId: `${toolCallId}/proposed`,
         },
         {
@@ -466,6 +487,7 @@ export class ClaudeCodeSource implements Source {
           safeSummary: summary,
           reasons: reasons.length > 0 ? reasons : ['Claude Code asks before this tool runs'],
           expiresAt: approvalExpiresAt(this.requireHost().now(), this.options.approvalTtlMs),
+          studioRuleSuggestions: suggested,
           foreignId: `${toolCallId}/approval`,
         },
       ]);
@@ -652,17 +674,19 @@ export class ClaudeCodeSource implements Source {
             if (SUBAGENT_TOOLS.has(block.name))
               conversation.subagents.set(block.id, subagentLabel(input));
             if (askedBy) conversation.askedBy.set(block.id, askedBy);
+            const diffed = this.writeDiff(conversation, block.id, block.name, input);
             drafts.push({
               ...this.toolDraft(
                 { toolCallId: block.id, toolName: block.name },
                 runId,
                 'TOOL_PROPOSED',
                 'PROPOSED',
-                foreignArgumentHash(block.name, input),
+                boundArgumentHash(block.name, input, diffed?.targets),
               ),
               safeSummary: summarize(block.name, input),
               argumentsJson: redactForeignPayload(input, { secrets }).payloadJson,
               askedBy,
+              ...(diffed ? { studioDiff: diffed.diff } : {}),
               foreignId: `${block.id}/proposed`,
             });
           } else if (block.type === 'thinking') {
@@ -836,6 +860,17 @@ export class ClaudeCodeSource implements Source {
   private async append(sessionId: string, drafts: EventDraft[]): Promise<void> {
     if (drafts.length === 0) return;
     await appendNewDrafts(this.requireHost(), sessionId, drafts, [this.options.apiKey]);
+  }
+
+  private writeDiff(
+    conversation: Conversation,
+    toolCallId: string,
+    toolName: string,
+    input: Record<string, unknown>,
+  ) {
+    return this.writeDiffs.of(this.host, conversation.sessionId, toolCallId, () =>
+      claudeCodeFileChanges(conversation.projectRoot, toolName, input),
+    );
   }
 
   private requireHost(): SourceHost {
