@@ -46,6 +46,10 @@ export interface StudioServerOptions {
   serveSourceMaps?: boolean;
   /** Extra sources (the Managed Agents and Leviath bridges), or factories that need the engine. */
   sources?: (Source | SourceFactory)[];
+  /** How long idempotency records are kept (`--idempotency-retention-hours`; default 24 h). */
+  idempotencyRetentionMs?: number;
+  /** Test-only: called at the engine's named durable steps (the crash tests kill the process there). */
+  faultInjector?: (step: string) => void;
 }
 
 export interface StudioServer {
@@ -88,18 +92,25 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
     ...(options.workspaceLeaseMs !== undefined
       ? { workspaceLeaseMs: options.workspaceLeaseMs }
       : {}),
+    ...(options.idempotencyRetentionMs !== undefined
+      ? { idempotencyRetentionMs: options.idempotencyRetentionMs }
+      : {}),
+    ...(options.faultInjector ? { faultInjector: options.faultInjector } : {}),
   });
   if (options.demo ?? true) {
     const demo = new DemoAgent({ engine, dataDir, stepMs: options.demoStepMs ?? 350 });
-    demo.openProjects();
-    engine.start();
+    await demo.openProjects();
+    await engine.start();
     await engine.addSource(demo);
     await seedDemo(engine, demo);
   } else {
-    engine.start();
+    await engine.start();
   }
   for (const source of options.sources ?? [])
-    await engine.addSource(typeof source === 'function' ? source(engine) : source);
+    await engine.addSource(typeof source === 'function' ? await source(engine) : source);
+  // Jobs a stopped server left (an approved restore, a rule's delivery) resume once every
+  // source and project folder is back.
+  await engine.startJobs();
 
   const staticDir =
     options.staticDir === undefined
@@ -141,7 +152,7 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
       closed ??= (async () => {
         await engine.stop();
         await http.close();
-        store.close();
+        await store.close();
       })();
       return closed;
     },

@@ -18,8 +18,8 @@ interface Ctx {
 /** Events after a checkpoint's own event searched for the tool call it was taken for. */
 const ORIGIN_WINDOW = 32;
 
-function requireCheckpoint(engine: Engine, checkpointId: string) {
-  const c = engine.store.getCheckpoint(checkpointId);
+async function requireCheckpoint(engine: Engine, checkpointId: string) {
+  const c = await engine.reads.getCheckpoint(checkpointId);
   if (!c) throw new StudioError(ErrorCode.CHECKPOINT_NOT_FOUND, `No checkpoint ${checkpointId}.`);
   return c;
 }
@@ -33,10 +33,10 @@ function str(value: unknown): string | null {
  * just before the tool call of its run executes, so that call is the first tool event of the
  * same run after the checkpoint's event; a MANUAL one comes from a person in the studio.
  */
-export function checkpointOrigin(engine: Engine, checkpointId: string) {
-  const c = requireCheckpoint(engine, checkpointId);
+export async function checkpointOrigin(engine: Engine, checkpointId: string) {
+  const c = await requireCheckpoint(engine, checkpointId);
   const seq = BigInt(c.createdSeq);
-  const rows = engine.store.readEvents(c.sessionId, seq - 1n, ORIGIN_WINDOW + 1);
+  const rows = await engine.reads.readEvents(c.sessionId, seq - 1n, ORIGIN_WINDOW + 1);
   const own = rows[0]?.seq === seq ? rows[0] : undefined;
   const runId = own?.runId ?? null;
   let toolCallId: string | null = null;
@@ -81,7 +81,7 @@ export function checkpointOrigin(engine: Engine, checkpointId: string) {
   };
 }
 
-export function restorePreviewOf(engine: Engine, checkpointId: string, pathsArg: unknown) {
+export async function restorePreviewOf(engine: Engine, checkpointId: string, pathsArg: unknown) {
   if (
     pathsArg !== null &&
     pathsArg !== undefined &&
@@ -91,15 +91,15 @@ export function restorePreviewOf(engine: Engine, checkpointId: string, pathsArg:
       field: 'paths',
     });
   const paths = normalizeRestorePaths(pathsArg as string[] | null | undefined);
-  const c = requireCheckpoint(engine, checkpointId);
-  const { plan, drifted } = engine.restorePreview(c, paths);
+  const c = await requireCheckpoint(engine, checkpointId);
+  const { plan, drifted } = await engine.restorePreview(c, paths);
   const touched = [
     ...plan.added.map((f) => f.path),
     ...plan.changed.map((x) => x.to.path),
     ...plan.removed.map((f) => f.path),
     ...plan.modeChanged.map((f) => f.path),
   ];
-  const project = engine.store.getProject(c.projectId);
+  const project = await engine.reads.getProject(c.projectId);
   return {
     __typename: 'StudioRestorePreview' as const,
     checkpointId: c.checkpointId,

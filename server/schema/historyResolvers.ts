@@ -152,8 +152,28 @@ function foldRow(fold: Fold, row: EventRow): void {
 
 const foldsByEngine = new WeakMap<Engine, Map<string, Fold>>();
 
-/** The session's fold, caught up by at most FOLD_ROWS_PER_REQUEST more events. */
-function foldOf(engine: Engine, sessionId: string): Fold {
+const foldingByEngine = new WeakMap<Engine, Map<string, Promise<Fold>>>();
+
+/**
+ * The session's fold, caught up by at most FOLD_ROWS_PER_REQUEST more events. Catch-ups of one
+ * session run one after another (the reads are asynchronous), so no event is folded twice.
+ */
+function foldOf(engine: Engine, sessionId: string): Promise<Fold> {
+  let folding = foldingByEngine.get(engine);
+  if (!folding) {
+    folding = new Map();
+    foldingByEngine.set(engine, folding);
+  }
+  const before = folding.get(sessionId) ?? Promise.resolve(null);
+  const next = before.catch(() => null).then(() => catchUp(engine, sessionId));
+  folding.set(sessionId, next);
+  void next.finally(() => {
+    if (folding.get(sessionId) === next) folding.delete(sessionId);
+  });
+  return next;
+}
+
+async function catchUp(engine: Engine, sessionId: string): Promise<Fold> {
   let folds = foldsByEngine.get(engine);
   if (!folds) {
     folds = new Map();
@@ -174,7 +194,7 @@ function foldOf(engine: Engine, sessionId: string): Fold {
   while (folds.size > FOLDS_KEPT) folds.delete(folds.keys().next().value as string);
   let read = 0;
   while (read < FOLD_ROWS_PER_REQUEST) {
-    const rows = engine.store.readEvents(sessionId, fold.throughSeq, FOLD_CHUNK);
+    const rows = await engine.reads.readEvents(sessionId, fold.throughSeq, FOLD_CHUNK);
     for (const row of rows) foldRow(fold, row);
     read += rows.length;
     if (rows.length < FOLD_CHUNK) break;
@@ -209,9 +229,9 @@ export function thinMarks<T extends { kind: MarkKind }>(marks: readonly T[], max
   return [...kept].sort((a, b) => a - b).map((i) => marks[i]!);
 }
 
-export function sessionHistory(engine: Engine, ctx: object, sessionId: string) {
-  const session = engine.requireSession(sessionId);
-  const fold = foldOf(engine, session.sessionId);
+export async function sessionHistory(engine: Engine, ctx: object, sessionId: string) {
+  const session = await engine.requireSession(sessionId);
+  const fold = await foldOf(engine, session.sessionId);
   const marks = thinMarks(fold.marks, MARKS_MAX);
   chargeRows(ctx, marks.length, 'marks');
   return {
@@ -246,10 +266,10 @@ function lastAtOrBefore<T extends { seq: bigint }>(items: readonly T[], at: bigi
   return low > 0 ? items[low - 1]! : null;
 }
 
-export function sessionAt(engine: Engine, ctx: object, sessionId: string, seqArg: unknown) {
-  const session = engine.requireSession(sessionId);
+export async function sessionAt(engine: Engine, ctx: object, sessionId: string, seqArg: unknown) {
+  const session = await engine.requireSession(sessionId);
   const seq = parseSeq(seqArg);
-  const fold = foldOf(engine, session.sessionId);
+  const fold = await foldOf(engine, session.sessionId);
   // Past what is folded (the fold is still catching up, or seq is past the newest event), the
   // answer is as of throughSeq and says so.
   const at = seq < fold.throughSeq ? seq : fold.throughSeq;
@@ -284,7 +304,7 @@ export function sessionAt(engine: Engine, ctx: object, sessionId: string, seqArg
   const budget = lastAtOrBefore(fold.budgets, at);
   const checkpointStep = lastAtOrBefore(fold.checkpoints, at);
   const checkpoint = checkpointStep
-    ? engine.store.getCheckpoint(checkpointStep.checkpointId)
+    ? await engine.reads.getCheckpoint(checkpointStep.checkpointId)
     : null;
   return {
     __typename: 'StudioSessionAt' as const,

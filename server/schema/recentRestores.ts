@@ -14,7 +14,7 @@ export const RECENT_RESTORES_MAX = 50;
 /** Checkpoints looked at per session (its newest): an older restored one is left out. */
 const CHECKPOINTS_PER_SESSION = 200;
 
-export function recentRestores(engine: Engine, ctx: object, firstArg: unknown) {
+export async function recentRestores(engine: Engine, ctx: object, firstArg: unknown) {
   const first = firstArg ?? RECENT_RESTORES_DEFAULT;
   if (typeof first !== 'number' || !Number.isInteger(first) || first < 1)
     throw new StudioError(ErrorCode.BAD_REQUEST, 'first must be at least 1.', { field: 'first' });
@@ -24,32 +24,37 @@ export function recentRestores(engine: Engine, ctx: object, firstArg: unknown) {
     view: ReturnType<typeof checkpointView>;
     sessionId: string;
   }[] = [];
-  for (const session of engine.store.listAllSessions()) {
-    for (const { record } of engine.store.listCheckpoints(
-      session.sessionId,
-      null,
-      CHECKPOINTS_PER_SESSION,
-    )) {
-      if (record.restoredAt)
-        found.push({
-          restoredAt: record.restoredAt,
-          view: checkpointView(record),
-          sessionId: session.sessionId,
-        });
+  // One read-only snapshot for the whole list.
+  return engine.snapshot(async (reads) => {
+    for (const session of await reads.listAllSessions()) {
+      for (const { record } of await reads.listCheckpoints(
+        session.sessionId,
+        null,
+        CHECKPOINTS_PER_SESSION,
+      )) {
+        if (record.restoredAt)
+          found.push({
+            restoredAt: record.restoredAt,
+            view: checkpointView(record),
+            sessionId: session.sessionId,
+          });
+      }
     }
-  }
-  // ISO-8601 UTC times of one format sort as text.
-  found.sort((a, b) => (a.restoredAt < b.restoredAt ? 1 : a.restoredAt > b.restoredAt ? -1 : 0));
-  const out = found.slice(0, limit);
-  chargeRows(ctx, out.length * 2, 'first');
-  return out.map((r) => {
-    const session = engine.store.getSession(r.sessionId)!;
-    return {
-      __typename: 'StudioRecentRestore' as const,
-      restoredAt: r.restoredAt,
-      checkpoint: r.view,
-      session: sessionView(session),
-    };
+    // ISO-8601 UTC times of one format sort as text.
+    found.sort((a, b) => (a.restoredAt < b.restoredAt ? 1 : a.restoredAt > b.restoredAt ? -1 : 0));
+    const out = found.slice(0, limit);
+    chargeRows(ctx, out.length * 2, 'first');
+    const rows = [];
+    for (const r of out) {
+      const session = (await reads.getSession(r.sessionId))!;
+      rows.push({
+        __typename: 'StudioRecentRestore' as const,
+        restoredAt: r.restoredAt,
+        checkpoint: r.view,
+        session: sessionView(session),
+      });
+    }
+    return rows;
   });
 }
 

@@ -21,22 +21,38 @@ export interface EventBatch {
 /**
  * Recently read batches per session, so observers at the same cursor get the same object (and
  * execution.ts executes it once for all of them). A full batch never changes; a short one is
- * reused only while the session's last seq has not moved.
+ * reused until the session's next commit notification (which wakes its subscribers after it).
  */
 class BatchCache {
   private readonly bySession = new Map<
     string,
-    Map<string, { lastSeq: string; batch: EventBatch }>
+    Map<string, { generation: number; batch: EventBatch }>
   >();
+  /** Commits heard per session (the store's notifications): a partial batch is current while unchanged. */
+  private readonly generations = new Map<string, number>();
   private static readonly PER_SESSION = 64;
 
-  read(engine: Engine, sessionId: string, cursor: bigint, limit: number): EventBatch | null {
-    const lastSeq = engine.store.getSession(sessionId)?.lastEventSeq ?? '0';
+  constructor(engine: Engine) {
+    engine.notifier.onAnySession((sessionId) =>
+      this.generations.set(sessionId, (this.generations.get(sessionId) ?? 0) + 1),
+    );
+  }
+
+  async read(
+    engine: Engine,
+    sessionId: string,
+    cursor: bigint,
+    limit: number,
+  ): Promise<EventBatch | null> {
+    // Taken before the read: a commit during it moves the generation, so this entry is stale.
+    const generation = this.generations.get(sessionId) ?? 0;
     let entries = this.bySession.get(sessionId);
     const key = `${cursor}:${limit}`;
     const hit = entries?.get(key);
-    if (hit && (hit.batch.events.length === limit || hit.lastSeq === lastSeq)) return hit.batch;
-    const events = readEventViews(engine.store, sessionId, cursor, limit);
+    // A full batch never changes; a partial one is current until the session's next commit.
+    if (hit && (hit.batch.events.length === limit || hit.generation === generation))
+      return hit.batch;
+    const events = await readEventViews(engine.reads, sessionId, cursor, limit);
     const first = events[0];
     const last = events[events.length - 1];
     if (!first || !last) return null;
@@ -46,7 +62,7 @@ class BatchCache {
       this.bySession.set(sessionId, entries);
     }
     entries.delete(key);
-    entries.set(key, { lastSeq, batch });
+    entries.set(key, { generation, batch });
     if (entries.size > BatchCache.PER_SESSION) entries.delete(entries.keys().next().value!);
     return batch;
   }
@@ -57,7 +73,7 @@ const batches = new WeakMap<Engine, BatchCache>();
 function batchCache(engine: Engine): BatchCache {
   let cache = batches.get(engine);
   if (!cache) {
-    cache = new BatchCache();
+    cache = new BatchCache(engine);
     batches.set(engine, cache);
   }
   return cache;
@@ -72,14 +88,14 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** A value a subscription yields when it has to end with an error (the resolver throws it). */
 export type Terminal = StudioError;
 
-function checkCursor(
+async function checkCursor(
   engine: Engine,
   sessionId: string,
   afterSeq: string,
   clientEpoch: string | null,
 ) {
-  const session = engine.requireSession(sessionId);
-  if (clientEpoch !== null) engine.requireAttached(sessionId, clientEpoch);
+  const session = await engine.requireSession(sessionId);
+  if (clientEpoch !== null) await engine.requireAttached(sessionId, clientEpoch);
   if (BigInt(afterSeq) > BigInt(session.lastEventSeq))
     throw new StudioError(
       ErrorCode.EVENT_CURSOR_INVALID,
@@ -103,7 +119,7 @@ function staleError(clientEpoch: string, attached: string | null): StudioError {
  * maxBatch events; otherwise one event per push. With a clientEpoch the stream ends with
  * AGENT_CLIENT_EPOCH_STALE as soon as that epoch is fenced or detached.
  */
-export function eventStream(
+export async function eventStream(
   engine: Engine,
   args: {
     sessionId: string;
@@ -112,8 +128,8 @@ export function eventStream(
     maxBatch: number | null;
   },
   batch: boolean,
-): Repeater<EventBatch | EventView | Terminal> {
-  checkCursor(engine, args.sessionId, args.afterSeq, args.clientEpoch);
+): Promise<Repeater<EventBatch | EventView | Terminal>> {
+  await checkCursor(engine, args.sessionId, args.afterSeq, args.clientEpoch);
   const limit = Math.max(1, Math.min(args.maxBatch ?? EVENT_BATCH_DEFAULT, EVENT_BATCH_MAX));
   const cache = batchCache(engine);
   return new Repeater<EventBatch | EventView | Terminal>(async (push, stop) => {
@@ -134,14 +150,14 @@ export function eventStream(
       while (!stopped) {
         dirty = false;
         if (args.clientEpoch !== null) {
-          const session = engine.store.getSession(args.sessionId);
+          const session = await engine.reads.getSession(args.sessionId);
           if (session?.attachedEpoch !== args.clientEpoch) {
             await push(staleError(args.clientEpoch, session?.attachedEpoch ?? null));
             break;
           }
         }
         if (batch) {
-          const next = cache.read(engine, args.sessionId, cursor, limit);
+          const next = await cache.read(engine, args.sessionId, cursor, limit);
           if (next) {
             cursor = BigInt(next.throughSeq);
             await push(next);
@@ -149,7 +165,7 @@ export function eventStream(
             continue;
           }
         } else {
-          const events = readEventViews(engine.store, args.sessionId, cursor, limit);
+          const events = await readEventViews(engine.reads, args.sessionId, cursor, limit);
           const last = events[events.length - 1];
           if (last) {
             cursor = BigInt(last.seq);
@@ -197,7 +213,7 @@ export function sessionUpdates(engine: Engine, appId: string): Repeater<SessionV
         const next = dirty.values().next();
         if (!next.done) {
           dirty.delete(next.value);
-          const record = engine.store.getSession(next.value);
+          const record = await engine.reads.getSession(next.value);
           if (record && record.appId === appId) await push(sessionView(record));
           continue;
         }

@@ -15,7 +15,7 @@ function make(options: {
     maxItems: options.maxItems ?? 3,
     maxMs: 1_000,
     ...(options.prepare ? { prepare: options.prepare } : {}),
-    apply: (n) => {
+    apply: async (n) => {
       if (n === 13) throw new Error('unlucky');
       applied.push(`apply ${n}`);
       if (n === 5) return async () => void applied.push('after 5');
@@ -44,7 +44,7 @@ describe('SlicedIngest', () => {
       host,
       maxItems: 2,
       maxMs: 1_000,
-      apply: (n) => {
+      apply: async (n) => {
         if (n === 0) setImmediate(() => (ranAfter = applied.length));
         applied.push(n);
       },
@@ -84,8 +84,8 @@ describe('SlicedIngest', () => {
 describe('SlicedIngest.host: appends gathered inside a slice', () => {
   function gathering(maxItems = 1_000) {
     const host = new MemorySourceHost();
-    host.ensureSession({ sessionId: 'a', title: 'A', mode: 'BUILD', requestedModel: 'm' });
-    host.ensureSession({ sessionId: 'b', title: 'B', mode: 'BUILD', requestedModel: 'm' });
+    void host.ensureSession({ sessionId: 'a', title: 'A', mode: 'BUILD', requestedModel: 'm' });
+    void host.ensureSession({ sessionId: 'b', title: 'B', mode: 'BUILD', requestedModel: 'm' });
     const calls: { sessionId: string; count: number }[] = [];
     const append = host.append.bind(host);
     host.append = (sessionId, drafts) => {
@@ -97,9 +97,9 @@ describe('SlicedIngest.host: appends gathered inside a slice', () => {
       host,
       maxItems,
       maxMs: 60_000,
-      apply: ({ session, n, read }) => {
-        if (read) seen.push(ingest.host.findSession(session)?.lastEventSeq ?? 'none');
-        appendNewDrafts(
+      apply: async ({ session, n, read }) => {
+        if (read) seen.push((await ingest.host.findSession(session))?.lastEventSeq ?? 'none');
+        await appendNewDrafts(
           ingest.host,
           session,
           [
@@ -113,7 +113,7 @@ describe('SlicedIngest.host: appends gathered inside a slice', () => {
           ],
           [],
         );
-        if (ingest.host.hasForeignId(session, `f${n}`)) seen.push(`has f${n}`);
+        if (await ingest.host.hasForeignId(session, `f${n}`)) seen.push(`has f${n}`);
       },
       onError: (error) => {
         throw error;
@@ -159,9 +159,9 @@ describe('SlicedIngest.host: appends gathered inside a slice', () => {
     expect(messages(host, 'a')).toEqual(['m1', expect.stringContaining('could not record'), 'm3']);
   });
 
-  it('outside a slice the host appends at once', () => {
+  it('outside a slice the host appends at once', async () => {
     const { host, calls, ingest } = gathering();
-    ingest.host.append('a', [
+    await ingest.host.append('a', [
       { type: 'STUDIO_LOG', level: 'info', origin: 'test', message: 'now' },
     ]);
     expect(calls).toEqual([{ sessionId: 'a', count: 1 }]);

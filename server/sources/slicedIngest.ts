@@ -18,8 +18,11 @@ import type { SourceHost } from './Source.ts';
 
 export interface SlicedIngestOptions<T> {
   host: SourceHost;
-  /** Applies one item synchronously (its appends join the slice's transaction); may return work to run after the commit. */
-  apply: (item: T) => void | (() => Promise<void>);
+  /**
+   * Applies one item (its appends join the slice's transaction; it awaits nothing but the
+   * host); may return work to run after the commit.
+   */
+  apply: (item: T) => Promise<void | (() => Promise<void>)>;
   /** Work that must finish before the item can be applied (null when none). Called once per item. */
   prepare?: (item: T) => (() => Promise<void>) | null;
   /** A failure of one item (it is logged and skipped; the others go on). */
@@ -62,9 +65,9 @@ class BatchingHost {
   constructor(inner: SourceHost) {
     this.inner = inner;
     const flushing =
-      <A extends unknown[], R>(fn: (...args: A) => R) =>
-      (...args: A): R => {
-        this.flush();
+      <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        await this.flush();
         return fn(...args);
       };
     this.host = {
@@ -73,7 +76,7 @@ class BatchingHost {
       ensureSession: flushing((spec) => inner.ensureSession(spec)),
       findSession: flushing((id) => inner.findSession(id)),
       append: (id, drafts) => this.append(id, drafts),
-      hasForeignId: (id, foreignId) =>
+      hasForeignId: async (id, foreignId) =>
         (this.sessionId === id && this.foreignIds.has(foreignId)) ||
         inner.hasForeignId(id, foreignId),
       findQuestion: flushing((id, questionId) => inner.findQuestion(id, questionId)),
@@ -84,40 +87,52 @@ class BatchingHost {
             ),
           }
         : {}),
-      ...(inner.groupCommit ? { groupCommit: <R>(fn: () => R) => this.groupCommit(fn) } : {}),
+      ...(inner.groupCommit
+        ? { groupCommit: <R>(fn: () => Promise<R>) => this.groupCommit(fn) }
+        : {}),
+      ...(inner.proposalDiff
+        ? {
+            proposalDiff: (
+              id: string,
+              changes: Parameters<NonNullable<SourceHost['proposalDiff']>>[1],
+            ) => inner.proposalDiff!(id, changes),
+          }
+        : {}),
       setStatus: (status, detail) => inner.setStatus(status, detail),
     };
   }
 
   /** Runs one slice: inside the host's group commit, gathering appends, handed over at its end. */
-  groupCommit<R>(fn: () => R): R {
+  async groupCommit<R>(fn: () => Promise<R>): Promise<R> {
     if (this.batching || !this.inner.groupCommit) return fn();
-    return this.inner.groupCommit(() => {
+    return this.inner.groupCommit(async () => {
       this.batching = true;
+      let result: R;
       try {
-        return fn();
+        result = await fn();
       } finally {
         this.batching = false;
-        this.flush();
       }
+      await this.flush();
+      return result;
     });
   }
 
-  private append(sessionId: string, drafts: EventDraft[]): StoredEvent[] {
+  private async append(sessionId: string, drafts: EventDraft[]): Promise<StoredEvent[]> {
     if (!this.batching) return this.inner.append(sessionId, drafts);
-    if (this.sessionId !== sessionId) this.flush();
+    if (this.sessionId !== sessionId) await this.flush();
     this.sessionId = sessionId;
     for (const draft of drafts) {
       this.drafts.push(draft);
       if (draft.foreignId !== undefined) this.foreignIds.add(draft.foreignId);
     }
     // Handed over in bounded appends, so the slice's time bound still sees the cost of its work.
-    if (this.drafts.length >= GATHER_MAX_DRAFTS) this.flush();
+    if (this.drafts.length >= GATHER_MAX_DRAFTS) await this.flush();
     // Gathered, not stored yet: nothing is stored to return (the bridges ignore it).
     return [];
   }
 
-  private flush(): void {
+  private async flush(): Promise<void> {
     const sessionId = this.sessionId;
     const drafts = this.drafts;
     this.sessionId = null;
@@ -125,7 +140,7 @@ class BatchingHost {
     this.foreignIds = new Set();
     if (sessionId === null || drafts.length === 0) return;
     // The drafts were scrubbed by the appendSafely that gathered them; this one keeps its fallback.
-    appendSafely(this.inner, sessionId, drafts);
+    await appendSafely(this.inner, sessionId, drafts);
   }
 }
 
@@ -194,7 +209,7 @@ export class SlicedIngest<T> {
       let after: (() => Promise<void>) | null = null;
       let before: (() => Promise<void>) | null = null;
       const deadline = performance.now() + maxMs;
-      const slice = () => {
+      const slice = async () => {
         for (let n = 0; n < maxItems && this.head < this.inbox.length; n += 1) {
           if (n > 0 && performance.now() >= deadline) break;
           const item = this.inbox[this.head] as T;
@@ -208,7 +223,7 @@ export class SlicedIngest<T> {
           }
           this.head += 1;
           try {
-            const work = this.options.apply(item);
+            const work = await this.options.apply(item);
             if (work) {
               after = work;
               return;
@@ -220,8 +235,8 @@ export class SlicedIngest<T> {
       };
       const headBefore = this.head;
       try {
-        if (this.options.host.groupCommit) this.batching.groupCommit(slice);
-        else slice();
+        if (this.options.host.groupCommit) await this.batching.groupCommit(slice);
+        else await slice();
       } catch (error) {
         // The slice's transaction failed as a whole (disk full, say): logged; the rest goes on.
         this.options.onError(error);

@@ -129,6 +129,11 @@ export interface ApprovalRecord {
   decidedBy?: string | null;
   /** Rules the source suggested for this call (Claude Code's permission suggestions). */
   ruleSuggestions?: RuleSuggestionValue[];
+  /**
+   * Set while a decision is being delivered to the runtime (engine decideBatch): another
+   * decision is refused until it ends or `untilMs` passes. Stored, so it holds across instances.
+   */
+  decidingClaim?: { claim: string; untilMs: number } | null;
 }
 
 /** A scoped "always allow / always deny" rule (server/engine/approvalRules.ts). */

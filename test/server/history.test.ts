@@ -148,7 +148,7 @@ describe('studioSessionHistory and studioSessionAt', () => {
   it('answers a seq past the newest event as of the newest event, and says so', async () => {
     const r = await startDelete(h, c);
     const sessionId = r.a.sessionId;
-    appendMany(h, sessionId, 300, 'filler');
+    await appendMany(h, sessionId, 300, 'filler');
     const { throughSeq } = await rail(sessionId);
     const past = await at(sessionId, (BigInt(throughSeq) + 1000n).toString());
     expect(past).toMatchObject({ seq: throughSeq, complete: false });

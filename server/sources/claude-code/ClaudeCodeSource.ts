@@ -192,7 +192,7 @@ export class ClaudeCodeSource implements Source {
 
   async stop(): Promise<void> {
     for (const c of this.conversations.values()) {
-      this.flushChunk(c);
+      await this.flushChunk(c);
       c.closed = true;
       c.askAgain?.fail('The studio stopped.');
       for (const ask of c.pending.values())
@@ -214,11 +214,11 @@ export class ClaudeCodeSource implements Source {
     const host = this.requireHost();
     await this.conversations.get(session.sessionId)?.interrupted?.done;
     let conversation = this.conversations.get(session.sessionId);
-    if (!conversation || conversation.closed) conversation = this.open(session);
+    if (!conversation || conversation.closed) conversation = await this.open(session);
     const newRun = conversation.runId === null;
     if (newRun) conversation.runId = `run-${randomUUID()}`;
     const runId = conversation.runId as string;
-    appendNewDrafts(
+    await appendNewDrafts(
       host,
       session.sessionId,
       [
@@ -265,7 +265,7 @@ export class ClaudeCodeSource implements Source {
         message: 'The run was cancelled in the studio.',
         interrupt: true,
       });
-    this.closeQuestions(conversation, 'EXPIRED');
+    await this.closeQuestions(conversation, 'EXPIRED');
     if (!conversation.interrupted) conversation.interrupted = awaitInterruptedResult(conversation);
     await conversation.query.interrupt();
     conversation.runId = null;
@@ -329,12 +329,17 @@ export class ClaudeCodeSource implements Source {
       return;
     }
     const ask = { toolCallId: decision.toolCallId, toolName: decision.toolName };
-    queueMicrotask(() => {
-      this.append(decision.sessionId, [
-        this.toolDraft(ask, decision.runId, 'TOOL_DISPATCHED', 'DISPATCHED', decision.argumentHash),
-      ]);
-      if (conversation) this.endRunIfSettled(conversation);
-    });
+    this.append(decision.sessionId, [
+      this.toolDraft(ask, decision.runId, 'TOOL_DISPATCHED', 'DISPATCHED', decision.argumentHash),
+    ])
+      .then(() => {
+        if (conversation) this.endRunIfSettled(conversation);
+      })
+      .catch((error: unknown) =>
+        this.logger.warn('claude-code: could not record a dispatch', {
+          error: safeErrorMessage(error, [this.options.apiKey]),
+        }),
+      );
   }
 
   onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
@@ -365,7 +370,11 @@ export class ClaudeCodeSource implements Source {
         },
         foreignId: `${ask.toolCallId}/expired`,
       },
-    ]);
+    ]).catch((error: unknown) =>
+      this.logger.warn('claude-code: could not record an expired call', {
+        error: safeErrorMessage(error, [this.options.apiKey]),
+      }),
+    );
   }
 
   /** Revoked while Claude Code waits (a target file changed, a pause, the kill switch): deny. */
@@ -398,7 +407,7 @@ export class ClaudeCodeSource implements Source {
     options: { author: string | null },
   ): Promise<string> {
     let conversation = this.conversations.get(session.sessionId);
-    if (!conversation || conversation.closed) conversation = this.open(session);
+    if (!conversation || conversation.closed) conversation = await this.open(session);
     if (conversation.askAgain)
       throw new StudioError(ErrorCode.RUN_ALREADY_ACTIVE, 'Claude Code is already asked again.');
     const c = conversation;
@@ -406,7 +415,8 @@ export class ClaudeCodeSource implements Source {
       if (c.askAgain === waiter) c.askAgain = null;
     });
     c.askAgain = waiter;
-    const status = this.requireHost().findApproval?.(session.sessionId, call.toolCallId)?.status;
+    const status = (await this.requireHost().findApproval?.(session.sessionId, call.toolCallId))
+      ?.status;
     await this.sendMessage(session, askAgainMessage(call, status ?? null), {
       author: options.author,
       runReason: options.author ? `Asked again by ${options.author}` : 'Asked again',
@@ -414,7 +424,7 @@ export class ClaudeCodeSource implements Source {
     return waiter.promise;
   }
 
-  private open(session: SessionInfo): Conversation {
+  private async open(session: SessionInfo): Promise<Conversation> {
     const project = this.options.projects.find((p) => p.projectId === session.projectId);
     if (!project)
       throw new StudioError(
@@ -458,7 +468,7 @@ export class ClaudeCodeSource implements Source {
     // The Claude Code session id is derived from the studio session's: the first conversation
     // starts it, a later one (after a studio restart) resumes it once its init was recorded.
     const claudeSessionId = claudeCodeSessionIdFor(session.sessionId);
-    const resume = this.requireHost().hasForeignId(
+    const resume = await this.requireHost().hasForeignId(
       session.sessionId,
       claudeSessionMarker(claudeSessionId),
     );
@@ -524,7 +534,9 @@ export class ClaudeCodeSource implements Source {
     const argumentsJson = redactForeignPayload(input, {
       secrets: [this.options.apiKey],
     }).payloadJson;
-    return new Promise<PermissionResult>((resolve) => {
+    let resolve!: (result: PermissionResult) => void;
+    const answer = new Promise<PermissionResult>((r) => (resolve = r));
+    {
       conversation.pending.set(toolCallId, {
         toolCallId,
         toolName,
@@ -539,7 +551,7 @@ export class ClaudeCodeSource implements Source {
           this.endRunIfSettled(conversation);
         }
       });
-      this.append(conversation.sessionId, [
+      await this.append(conversation.sessionId, [
         {
           ...this.toolDraft(
             { toolCallId, toolName },
@@ -569,11 +581,12 @@ export class ClaudeCodeSource implements Source {
         },
       ]);
       conversation.askAgain?.asked(toolName, argumentsJson, approvalIdFor(toolCallId, 1));
-    });
+    }
+    return answer;
   }
 
   /** AskUserQuestion: one question card per question (single choice, or free text for multi-select). */
-  private askQuestions(
+  private async askQuestions(
     conversation: Conversation,
     toolCallId: string,
     input: Record<string, unknown>,
@@ -585,7 +598,9 @@ export class ClaudeCodeSource implements Source {
       (options.agentID ? `subagent ${options.agentID}` : 'Claude Code');
     const askedAt = new Date(this.requireHost().now()).toISOString();
     const secrets = [this.options.apiKey];
-    return new Promise<PermissionResult>((resolve) => {
+    let resolve!: (result: PermissionResult) => void;
+    const answer = new Promise<PermissionResult>((r) => (resolve = r));
+    {
       const pending: PendingQuestions = {
         toolCallId,
         input,
@@ -643,12 +658,13 @@ export class ClaudeCodeSource implements Source {
         for (const id of pending.questions.keys()) conversation.questions.delete(id);
         resolve({ behavior: 'deny', message: 'The request was aborted.' });
       });
-      this.append(conversation.sessionId, drafts);
-    });
+      await this.append(conversation.sessionId, drafts);
+    }
+    return answer;
   }
 
   /** Marks every open question card of the conversation closed (cancel). */
-  private closeQuestions(conversation: Conversation, status: 'EXPIRED'): void {
+  private async closeQuestions(conversation: Conversation, status: 'EXPIRED'): Promise<void> {
     const drafts: EventDraft[] = [];
     const now = new Date(this.requireHost().now()).toISOString();
     for (const [id, pending] of conversation.questions) {
@@ -662,14 +678,14 @@ export class ClaudeCodeSource implements Source {
       });
     }
     conversation.questions.clear();
-    this.append(conversation.sessionId, drafts);
+    await this.append(conversation.sessionId, drafts);
   }
 
   private async pump(conversation: Conversation): Promise<void> {
     try {
       for await (const message of conversation.query) {
         const afterTool = this.map(conversation, message);
-        if (afterTool && this.options.hooks?.afterToolResult) {
+        if ((await afterTool) && this.options.hooks?.afterToolResult) {
           try {
             await this.options.hooks.afterToolResult({
               sessionId: conversation.sessionId,
@@ -686,7 +702,7 @@ export class ClaudeCodeSource implements Source {
       const message = safeErrorMessage(error, [this.options.apiKey]);
       this.logger.warn('claude-code: the Claude Code process ended', { error: message });
       if (conversation.runId)
-        this.append(conversation.sessionId, [
+        await this.append(conversation.sessionId, [
           {
             type: 'RUN_FAILED',
             runId: conversation.runId,
@@ -703,9 +719,9 @@ export class ClaudeCodeSource implements Source {
   }
 
   /** Maps one SDK message; returns true when it carried a tool result (checkpoint after it). */
-  private map(conversation: Conversation, message: SDKMessage): boolean {
+  private async map(conversation: Conversation, message: SDKMessage): Promise<boolean> {
     // Streamed text comes before whatever follows it (its final message above all).
-    if (message.type !== 'stream_event') this.flushChunk(conversation);
+    if (message.type !== 'stream_event') await this.flushChunk(conversation);
     const sessionId = conversation.sessionId;
     const runId = conversation.runId;
     const secrets = [this.options.apiKey];
@@ -715,8 +731,8 @@ export class ClaudeCodeSource implements Source {
           conversation.claudeSessionId = message.session_id;
           // The first init of a Claude Code session is its marker (resume after a restart).
           const marker = claudeSessionMarker(message.session_id);
-          const resumed = this.requireHost().hasForeignId(sessionId, marker);
-          this.append(sessionId, [
+          const resumed = await this.requireHost().hasForeignId(sessionId, marker);
+          await this.append(sessionId, [
             logDraft(
               {
                 runId,
@@ -775,7 +791,7 @@ export class ClaudeCodeSource implements Source {
             );
           }
         });
-        this.append(sessionId, drafts);
+        await this.append(sessionId, drafts);
         return false;
       }
       case 'user': {
@@ -798,12 +814,12 @@ export class ClaudeCodeSource implements Source {
             foreignId: `${block.tool_use_id}/result`,
           });
         }
-        this.append(sessionId, drafts);
+        await this.append(sessionId, drafts);
         return drafts.length > 0;
       }
       case 'stream_event':
         for (const chunk of streamedChunks(conversation, message, runId))
-          this.addChunk(conversation, chunk);
+          await this.addChunk(conversation, chunk);
         return false;
       case 'result': {
         if (conversation.interrupted) {
@@ -814,13 +830,13 @@ export class ClaudeCodeSource implements Source {
           conversation.resultAfterAsks = message;
           return false;
         }
-        this.endRun(conversation, message);
+        await this.endRun(conversation, message);
         return false;
       }
       default:
         break;
     }
-    this.append(sessionId, [
+    await this.append(sessionId, [
       foreignEventDraft(
         { source: CLAUDE_CODE_SOURCE_ID, runId, foreignType: message.type, payload: message },
         secrets,
@@ -835,30 +851,36 @@ export class ClaudeCodeSource implements Source {
    * CHUNK_MAX_BYTES or CHUNK_MAX_MS passed since its first delta (a model streams a few tokens per
    * delta; one event each would be dozens of commits a second per session).
    */
-  private addChunk(
+  private async addChunk(
     conversation: Conversation,
     chunk: EventDraft & { type: 'ASSISTANT_CHUNK' },
-  ): void {
+  ): Promise<void> {
     const pending = conversation.chunk;
     if (pending && pending.draft.messageId === chunk.messageId) {
       pending.draft = { ...pending.draft, content: pending.draft.content + chunk.content };
     } else {
-      this.flushChunk(conversation);
+      await this.flushChunk(conversation);
       conversation.chunk = {
         draft: chunk,
-        timer: setTimeout(() => this.flushChunk(conversation), CHUNK_MAX_MS),
+        timer: setTimeout(() => {
+          this.flushChunk(conversation).catch((error: unknown) =>
+            this.logger.warn('claude-code: could not record streamed text', {
+              error: safeErrorMessage(error, [this.options.apiKey]),
+            }),
+          );
+        }, CHUNK_MAX_MS),
       };
     }
     if (Buffer.byteLength(conversation.chunk!.draft.content, 'utf8') >= CHUNK_MAX_BYTES)
-      this.flushChunk(conversation);
+      await this.flushChunk(conversation);
   }
 
-  private flushChunk(conversation: Conversation): void {
+  private async flushChunk(conversation: Conversation): Promise<void> {
     const pending = conversation.chunk;
     if (!pending) return;
     conversation.chunk = null;
     clearTimeout(pending.timer);
-    this.append(conversation.sessionId, [
+    await this.append(conversation.sessionId, [
       { ...pending.draft, content: truncateUtf8(pending.draft.content, 60_000) },
     ]);
   }
@@ -868,17 +890,21 @@ export class ClaudeCodeSource implements Source {
     const result = conversation.resultAfterAsks;
     if (!result || conversation.pending.size > 0) return;
     conversation.resultAfterAsks = null;
-    this.endRun(conversation, result);
+    this.endRun(conversation, result).catch((error: unknown) =>
+      this.logger.warn('claude-code: could not end a run', {
+        error: safeErrorMessage(error, [this.options.apiKey]),
+      }),
+    );
   }
 
   /** A turn's `result`: its budget gauges, then RUN_SUCCEEDED or RUN_FAILED. */
-  private endRun(conversation: Conversation, message: SDKResultMessage): void {
+  private async endRun(conversation: Conversation, message: SDKResultMessage): Promise<void> {
     const ended = conversation.runId;
     conversation.runId = null;
     if (!ended) return;
     conversation.askAgain?.fail('Claude Code ended its turn without proposing the call again.');
     const usage = message.usage;
-    this.append(conversation.sessionId, [
+    await this.append(conversation.sessionId, [
       {
         type: 'BUDGET_UPDATED',
         runId: ended,
@@ -929,9 +955,9 @@ export class ClaudeCodeSource implements Source {
     } as EventDraft & { type: typeof type };
   }
 
-  private append(sessionId: string, drafts: EventDraft[]): void {
+  private async append(sessionId: string, drafts: EventDraft[]): Promise<void> {
     if (drafts.length === 0) return;
-    appendNewDrafts(this.requireHost(), sessionId, drafts, [this.options.apiKey]);
+    await appendNewDrafts(this.requireHost(), sessionId, drafts, [this.options.apiKey]);
   }
 
   private writeDiff(

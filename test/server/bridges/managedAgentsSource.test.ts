@@ -420,7 +420,7 @@ describe('ManagedAgentsSource', () => {
     ]);
     await host.waitFor(() => host.types(sessionId).includes('RUN_SUCCEEDED'));
 
-    const session = host.findSession(sessionId);
+    const session = await host.findSession(sessionId);
     if (!session) throw new Error('no session');
     const { runId } = await source.sendMessage(session, 'Also fix the timezone test.');
     expect(peer.postedEvents(foreignId)).toEqual([
@@ -441,7 +441,9 @@ describe('ManagedAgentsSource', () => {
     await source.cancelRun(session, runId);
     expect(peer.postedEvents(foreignId).at(-1)).toEqual({ type: 'user.interrupt' });
     // The engine records the cancellation itself once cancelRun resolved.
-    host.append(sessionId, [{ type: 'RUN_CANCELLED', runId, reason: 'Cancelled by a human.' }]);
+    await host.append(sessionId, [
+      { type: 'RUN_CANCELLED', runId, reason: 'Cancelled by a human.' },
+    ]);
     peer.emit(foreignId, [
       {
         id: 'sevt_X2',
@@ -486,7 +488,7 @@ describe('ManagedAgentsSource', () => {
       .events(sessionId)
       .find((e) => e.type === 'APPROVAL_REQUESTED') as ApprovalDraft;
     host.clock += 300_000;
-    host.append(sessionId, [
+    await host.append(sessionId, [
       { ...pending, type: 'APPROVAL_EXPIRED', status: 'EXPIRED', foreignId: undefined },
     ]);
 
