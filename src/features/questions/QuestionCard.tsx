@@ -3,6 +3,7 @@ import { useMutation, useQuery } from 'urql';
 import { ErrorCode } from '../../../protocol/contract.ts';
 import { errorCode, makeIdempotencyKey, useSessionControl } from '../../graphql/attachment.ts';
 import type { ResultOf } from '../../graphql/graphql.ts';
+import { ControlNotice } from '../../ui/ControlNotice.tsx';
 import { SafeText } from '../../ui/SafeText.tsx';
 import { AnswerQuestionMutation, QuestionCardQuery } from './documents.ts';
 import { timeOfDay } from '../../ui/timeOfDay.ts';
@@ -172,21 +173,7 @@ function QuestionView({ question, sessionId }: { question: Question; sessionId: 
         </p>
       )}
 
-      {notice ? (
-        <div
-          role="status"
-          className="flex items-center gap-2 rounded bg-blue-50 p-2 text-xs text-blue-950 dark:bg-blue-950 dark:text-blue-100"
-        >
-          <span>{notice}</span>
-          <button
-            type="button"
-            className={`${button} border border-current`}
-            onClick={() => control.dismissNotice()}
-          >
-            Got it
-          </button>
-        </div>
-      ) : null}
+      {notice ? <ControlNotice notice={notice} onDismiss={() => control.dismissNotice()} /> : null}
       {refusal && !elsewhere ? (
         <div
           role="alert"
