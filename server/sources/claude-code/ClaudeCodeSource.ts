@@ -343,16 +343,11 @@ export class ClaudeCodeSource implements Source {
   }
 
   onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
-    const conversation = this.conversations.get(decision.sessionId);
-    const ask = conversation?.pending.get(decision.toolCallId);
-    if (!conversation || !ask) return;
-    conversation.pending.delete(decision.toolCallId);
-    conversation.ended.add(decision.toolCallId);
-    this.endRunIfSettled(conversation);
-    ask.resolve({
-      behavior: 'deny',
-      message: 'The approval expired in the studio before anyone decided; the call was not run.',
-    });
+    const ask = this.denyEndedAsk(
+      decision,
+      'The approval expired in the studio before anyone decided; the call was not run.',
+    );
+    if (!ask) return;
     this.append(decision.sessionId, [
       {
         type: 'TOOL_FAILED',
@@ -379,16 +374,29 @@ export class ClaudeCodeSource implements Source {
 
   /** Revoked while Claude Code waits (a target file changed, a pause, the kill switch): deny. */
   onApprovalRevoked(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
+    this.denyEndedAsk(
+      decision,
+      'The studio revoked this approval before anyone approved it; the call was not run.',
+    );
+  }
+
+  /**
+   * The studio ended an ask Claude Code still waits on (expired or revoked): the call is marked
+   * ended (its later tool result does not overwrite CANCELLED), the run may end, and Claude Code
+   * is answered deny with `message`. Returns the ask, or null if none was waiting.
+   */
+  private denyEndedAsk(
+    decision: Omit<ToolDecision, 'approved' | 'reason'>,
+    message: string,
+  ): PendingAsk | null {
     const conversation = this.conversations.get(decision.sessionId);
     const ask = conversation?.pending.get(decision.toolCallId);
-    if (!conversation || !ask) return;
+    if (!conversation || !ask) return null;
     conversation.pending.delete(decision.toolCallId);
     conversation.ended.add(decision.toolCallId);
     this.endRunIfSettled(conversation);
-    ask.resolve({
-      behavior: 'deny',
-      message: 'The studio revoked this approval before anyone approved it; the call was not run.',
-    });
+    ask.resolve({ behavior: 'deny', message });
+    return ask;
   }
 
   /** An expired or revoked call can be proposed again: see askAgain.ts for how. */
