@@ -22,7 +22,7 @@ export class ExecutionReads {
   private readonly loaded = new Map<string, Promise<unknown>>();
   private wanted: Wanted[] = [];
 
-  constructor(private readonly engine: Engine) {}
+  constructor(private readonly engine: Pick<Engine, 'snapshot'>) {}
 
   toolCall(toolCallId: string): Promise<ToolCallRecord | null> {
     return this.load('toolCall', toolCallId) as Promise<ToolCallRecord | null>;
