@@ -18,6 +18,8 @@ export default defineConfig({
             'test/server/**/*.test.ts',
             'test/integration/**/*.test.ts',
           ],
+          // One real PostgreSQL cluster for the run; each test file takes a fresh database.
+          globalSetup: ['test/support/postgresGlobalSetup.ts'],
           testTimeout: 30_000,
           hookTimeout: 30_000,
         },
