@@ -1,6 +1,24 @@
+/**
+ * The SQLite implementation of Store (the embedded default): one file in the data dir, WAL mode,
+ * synchronous=FULL. better-sqlite3 is synchronous, so the asynchronous contract is kept like this:
+ * - write transactions run one at a time on the writer connection (a queue): BEGIN IMMEDIATE,
+ *   await fn, COMMIT (or ROLLBACK on a throw). While one awaits, the next waits its turn;
+ * - read-only transactions run on a second, read-only connection, one at a time, each inside
+ *   BEGIN … COMMIT: a WAL snapshot of what was committed, never a writer's uncommitted rows;
+ * - notifications of a transaction are delivered to the listeners right after its COMMIT.
+ */
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
-import type { Store } from './Store.ts';
+import { StoreConflictError, TRANSACTION_ATTEMPTS } from './Store.ts';
+import type {
+  JobDraft,
+  JobRecord,
+  JobStatus,
+  Store,
+  StoreNotification,
+  TransactionOptions,
+  Tx,
+} from './Store.ts';
 import type {
   ApprovalRecord,
   ApprovalRuleRecord,
@@ -19,259 +37,212 @@ import type {
   ToolCallRecord,
 } from './records.ts';
 import { eventText, ftsQuery, sessionToken, snippetParts } from './eventText.ts';
-
-const SCHEMA_VERSION = '1';
-
-// Current-state tables keep the record as JSON plus the columns queries filter or sort on.
-const DDL = `
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS events (
-  session_id TEXT NOT NULL,
-  seq INTEGER NOT NULL,
-  event_id TEXT NOT NULL UNIQUE,
-  type TEXT NOT NULL,
-  run_id TEXT,
-  created_at TEXT NOT NULL,
-  payload TEXT NOT NULL,
-  foreign_id TEXT,
-  PRIMARY KEY (session_id, seq)
-) WITHOUT ROWID;
-CREATE UNIQUE INDEX IF NOT EXISTS events_foreign ON events (session_id, foreign_id) WHERE foreign_id IS NOT NULL;
-CREATE TABLE IF NOT EXISTS sessions (
-  session_id TEXT PRIMARY KEY, ord INTEGER NOT NULL UNIQUE, app_id TEXT NOT NULL, state TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS sessions_app ON sessions (app_id, ord);
-CREATE TABLE IF NOT EXISTS runs (run_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, state TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS tool_calls (tool_call_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, state TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS approvals (
-  approval_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, status TEXT NOT NULL, expires_at TEXT NOT NULL, state TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS approvals_pending ON approvals (status, expires_at);
-CREATE TABLE IF NOT EXISTS leases (
-  lease_id TEXT PRIMARY KEY, session_id TEXT NOT NULL, status TEXT NOT NULL, state TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS leases_active ON leases (status, session_id);
-CREATE TABLE IF NOT EXISTS checkpoints (
-  checkpoint_id TEXT PRIMARY KEY, ord INTEGER NOT NULL UNIQUE, session_id TEXT NOT NULL, project_id TEXT NOT NULL, state TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS checkpoints_session ON checkpoints (session_id, ord);
-CREATE INDEX IF NOT EXISTS checkpoints_project ON checkpoints (project_id, ord);
-CREATE TABLE IF NOT EXISTS projects (project_id TEXT PRIMARY KEY, state TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS clients (
-  session_id TEXT NOT NULL, client_instance_id TEXT NOT NULL, attached INTEGER NOT NULL, state TEXT NOT NULL,
-  PRIMARY KEY (session_id, client_instance_id));
-CREATE TABLE IF NOT EXISTS idempotency (
-  operation TEXT NOT NULL, key TEXT NOT NULL, state TEXT NOT NULL, PRIMARY KEY (operation, key));
-CREATE TABLE IF NOT EXISTS restore_jobs (tool_call_id TEXT PRIMARY KEY, state TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS questions (
-  session_id TEXT NOT NULL, question_id TEXT NOT NULL, state TEXT NOT NULL, PRIMARY KEY (session_id, question_id));
-CREATE TABLE IF NOT EXISTS budgets (session_id TEXT PRIMARY KEY, state TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS approval_rules (
-  rule_id TEXT PRIMARY KEY, ord INTEGER NOT NULL UNIQUE, app_id TEXT NOT NULL, state TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS approval_rules_app ON approval_rules (app_id, ord);
-CREATE INDEX IF NOT EXISTS approvals_decided ON approvals (status, json_extract(state, '$.decidedAt'));
--- Whole-session search (studioSearchEvents): one row per event, written by insertEvent in the
--- append's transaction. session_key is the session id as one indexed token (sessionToken), so
--- the match itself narrows to one session; rowid follows insertion, i.e. seq order within a session.
-CREATE VIRTUAL TABLE IF NOT EXISTS event_search USING fts5(
-  session_key, body, session_id UNINDEXED, seq UNINDEXED, type UNINDEXED,
-  tokenize = 'unicode61 remove_diacritics 2'
-);
-`;
+import { SQLITE_MIGRATIONS } from './sqliteMigrations.ts';
 
 type Row = { state: string };
 const parse = <T>(row: Row | undefined): T | null => (row ? (JSON.parse(row.state) as T) : null);
+const parseAll = <T>(rows: unknown[]): T[] => (rows as Row[]).map((r) => JSON.parse(r.state) as T);
 
-/** The SQLite implementation of Store: one file in the data dir, WAL mode, synchronous=FULL. */
+interface JobRow {
+  job_id: number;
+  kind: string;
+  key: string;
+  payload: string;
+  status: JobStatus;
+  worker_id: string | null;
+  lease_until_ms: number | null;
+  attempts: number;
+  created_at: string;
+  updated_at: string;
+  last_error: string | null;
+}
+const jobOf = (r: JobRow): JobRecord => ({
+  jobId: String(r.job_id),
+  kind: r.kind,
+  key: r.key,
+  payload: r.payload,
+  status: r.status,
+  workerId: r.worker_id,
+  leaseUntilMs: r.lease_until_ms,
+  attempts: r.attempts,
+  createdAt: r.created_at,
+  updatedAt: r.updated_at,
+  lastError: r.last_error,
+});
+
+/** Prepared statements of one connection, by SQL text. */
+class Connection {
+  private readonly cache = new Map<string, Statement>();
+  constructor(readonly db: Database.Database) {}
+  stmt(sql: string, safeIntegers = false): Statement {
+    const key = safeIntegers ? `#${sql}` : sql;
+    let found = this.cache.get(key);
+    if (!found) {
+      found = this.db.prepare(sql);
+      if (safeIntegers) found.safeIntegers(true);
+      this.cache.set(key, found);
+    }
+    return found;
+  }
+}
+
+/** A one-at-a-time queue: `run` starts `fn` when every earlier `fn` has settled. */
+class Queue {
+  private tail: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(fn, fn);
+    this.tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    return result;
+  }
+}
+
+const isUniqueViolation = (error: unknown): boolean =>
+  error instanceof Error &&
+  'code' in error &&
+  (error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || error.code === 'SQLITE_CONSTRAINT_UNIQUE');
+
 export class SqliteStore implements Store {
+  readonly kind = 'sqlite';
+  readonly shared = false;
+  /** The writer connection (tests reach it to simulate an older data dir). */
   private readonly db: Database.Database;
-  private readonly stmts: Record<string, Statement>;
-  private readonly readEventsStmt: Statement;
-  private readonly readPayloadsStmt: Statement;
+  private readonly writer: Connection;
+  private readonly reader: Connection;
+  private readonly writes = new Queue();
+  private readonly reads = new Queue();
+  private readonly listeners = new Set<(n: StoreNotification) => void>();
+  private closed = false;
 
-  constructor(file: string) {
+  constructor(private readonly file: string) {
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     // FULL: a commit is on disk before any client hears of it, so a crash (even of the machine)
     // loses nothing that was acknowledged. WAL keeps that to one fsync per transaction.
     this.db.pragma('synchronous = FULL');
     this.db.pragma('busy_timeout = 5000');
-    this.db.exec(DDL);
-    const version = this.db.prepare('SELECT value FROM meta WHERE key = ?').get('schemaVersion') as
-      { value: string } | undefined;
-    if (!version)
-      this.db
-        .prepare('INSERT INTO meta (key, value) VALUES (?, ?)')
-        .run('schemaVersion', SCHEMA_VERSION);
-    else if (version.value !== SCHEMA_VERSION)
-      throw new Error(
-        `data dir store has schema version ${version.value}; this server needs ${SCHEMA_VERSION}`,
-      );
-
-    const s = (sql: string) => this.db.prepare(sql);
-    this.stmts = {
-      insertEvent: s(
-        'INSERT INTO events (session_id, seq, event_id, type, run_id, created_at, payload, foreign_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      ),
-      indexEvent: s(
-        'INSERT INTO event_search (session_key, body, session_id, seq, type) VALUES (?, ?, ?, ?, ?)',
-      ),
-      hasForeign: s('SELECT 1 FROM events WHERE session_id = ? AND foreign_id = ?'),
-      countEvents: s('SELECT count(*) AS n FROM events WHERE session_id = ?'),
-      getSession: s('SELECT state FROM sessions WHERE session_id = ?'),
-      putSession: s(
-        `INSERT INTO sessions (session_id, ord, app_id, state) VALUES (?, (SELECT coalesce(max(ord), 0) + 1 FROM sessions), ?, ?)
-         ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, app_id = excluded.app_id`,
-      ),
-      listSessions: s(
-        'SELECT state, ord FROM sessions WHERE app_id = ? AND ord < ? ORDER BY ord DESC LIMIT ?',
-      ),
-      allSessions: s('SELECT state FROM sessions ORDER BY ord'),
-      getRun: s('SELECT state FROM runs WHERE run_id = ?'),
-      putRun: s('INSERT OR REPLACE INTO runs (run_id, session_id, state) VALUES (?, ?, ?)'),
-      getToolCall: s('SELECT state FROM tool_calls WHERE tool_call_id = ?'),
-      putToolCall: s(
-        'INSERT OR REPLACE INTO tool_calls (tool_call_id, session_id, state) VALUES (?, ?, ?)',
-      ),
-      getApproval: s('SELECT state FROM approvals WHERE approval_id = ?'),
-      putApproval: s(
-        'INSERT OR REPLACE INTO approvals (approval_id, session_id, status, expires_at, state) VALUES (?, ?, ?, ?, ?)',
-      ),
-      pendingAll: s(
-        "SELECT state FROM approvals WHERE status = 'PENDING' ORDER BY expires_at, approval_id",
-      ),
-      pendingOf: s(
-        "SELECT state FROM approvals WHERE status = 'PENDING' AND session_id = ? ORDER BY expires_at, approval_id",
-      ),
-      decided: s(
-        "SELECT state FROM approvals WHERE status <> 'PENDING' ORDER BY json_extract(state, '$.decidedAt') DESC, approval_id LIMIT ?",
-      ),
-      getRule: s('SELECT state FROM approval_rules WHERE rule_id = ?'),
-      putRule: s(
-        `INSERT INTO approval_rules (rule_id, ord, app_id, state)
-         VALUES (?, (SELECT coalesce(max(ord), 0) + 1 FROM approval_rules), ?, ?)
-         ON CONFLICT (rule_id) DO UPDATE SET state = excluded.state`,
-      ),
-      listRules: s('SELECT state FROM approval_rules WHERE app_id = ? ORDER BY ord'),
-      getLease: s('SELECT state FROM leases WHERE lease_id = ?'),
-      putLease: s(
-        'INSERT OR REPLACE INTO leases (lease_id, session_id, status, state) VALUES (?, ?, ?, ?)',
-      ),
-      activeLeasesAll: s("SELECT state FROM leases WHERE status = 'ACTIVE'"),
-      activeLeasesOf: s("SELECT state FROM leases WHERE status = 'ACTIVE' AND session_id = ?"),
-      getCheckpoint: s('SELECT state FROM checkpoints WHERE checkpoint_id = ?'),
-      putCheckpoint: s(
-        `INSERT INTO checkpoints (checkpoint_id, ord, session_id, project_id, state)
-         VALUES (?, (SELECT coalesce(max(ord), 0) + 1 FROM checkpoints), ?, ?, ?)
-         ON CONFLICT (checkpoint_id) DO UPDATE SET state = excluded.state`,
-      ),
-      listCheckpoints: s(
-        'SELECT state, ord FROM checkpoints WHERE session_id = ? AND ord < ? ORDER BY ord DESC LIMIT ?',
-      ),
-      checkpointsOfProject: s(
-        'SELECT state FROM checkpoints WHERE project_id = ? ORDER BY ord DESC',
-      ),
-      getProject: s('SELECT state FROM projects WHERE project_id = ?'),
-      putProject: s('INSERT OR REPLACE INTO projects (project_id, state) VALUES (?, ?)'),
-      getClient: s('SELECT state FROM clients WHERE session_id = ? AND client_instance_id = ?'),
-      putClient: s(
-        'INSERT OR REPLACE INTO clients (session_id, client_instance_id, attached, state) VALUES (?, ?, ?, ?)',
-      ),
-      attachedClients: s('SELECT state FROM clients WHERE attached = 1'),
-      getIdem: s('SELECT state FROM idempotency WHERE operation = ? AND key = ?'),
-      putIdem: s('INSERT INTO idempotency (operation, key, state) VALUES (?, ?, ?)'),
-      getRestore: s('SELECT state FROM restore_jobs WHERE tool_call_id = ?'),
-      putRestore: s('INSERT OR REPLACE INTO restore_jobs (tool_call_id, state) VALUES (?, ?)'),
-      deleteRestore: s('DELETE FROM restore_jobs WHERE tool_call_id = ?'),
-      listRestore: s('SELECT state FROM restore_jobs'),
-      getQuestion: s('SELECT state FROM questions WHERE session_id = ? AND question_id = ?'),
-      findQuestion: s('SELECT state FROM questions WHERE question_id = ? LIMIT 1'),
-      putQuestion: s(
-        'INSERT OR REPLACE INTO questions (session_id, question_id, state) VALUES (?, ?, ?)',
-      ),
-      getBudget: s('SELECT state FROM budgets WHERE session_id = ?'),
-      putBudget: s('INSERT OR REPLACE INTO budgets (session_id, state) VALUES (?, ?)'),
-      searchEvents: s(
-        `SELECT rowid, seq, type, snippet(event_search, 1, char(1), char(2), '…', 16) AS snippet
-         FROM event_search WHERE event_search MATCH ? AND session_id = ? AND rowid < ?
-         ORDER BY rowid DESC LIMIT ?`,
-      ).safeIntegers(true),
-      getMeta: s('SELECT value FROM meta WHERE key = ?'),
-      putMeta: s('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)'),
-    };
-    this.readPayloadsStmt = s(
-      'SELECT payload FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?',
-    ).pluck();
-    this.readEventsStmt = s(
-      'SELECT session_id, seq, event_id, type, run_id, created_at, payload, foreign_id FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?',
-    ).safeIntegers(true);
+    this.writer = new Connection(this.db);
+    this.migrateNow();
+    const readDb = new Database(file, { readonly: true });
+    readDb.pragma('busy_timeout = 5000');
+    this.reader = new Connection(readDb);
     this.backfillSearch();
   }
 
-  private stmt(name: string): Statement {
-    const found = this.stmts[name];
-    if (!found) throw new Error(`no statement ${name}`);
-    return found;
+  /** Applies every migration not yet recorded (synchronously: the writer is idle at start). */
+  private migrateNow(): void {
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+    );
+    const applied = new Set(
+      this.db.prepare('SELECT version FROM schema_migrations').pluck().all() as number[],
+    );
+    for (const migration of SQLITE_MIGRATIONS) {
+      if (applied.has(migration.version)) continue;
+      this.db.transaction(() => {
+        this.db.exec(migration.sql);
+        this.db
+          .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
+          .run(migration.version, migration.name, new Date().toISOString());
+      })();
+    }
   }
 
-  transaction<T>(fn: () => T): T {
-    // Nested calls join the outer transaction (better-sqlite3 uses savepoints for them).
-    return this.db.transaction(fn).immediate();
+  migrate(): Promise<void> {
+    return this.writes.run(() => {
+      this.migrateNow();
+      return Promise.resolve();
+    });
   }
 
-  close(): void {
+  appliedMigrations(): Promise<number[]> {
+    return Promise.resolve(
+      this.db
+        .prepare('SELECT version FROM schema_migrations ORDER BY version')
+        .pluck()
+        .all() as number[],
+    );
+  }
+
+  listen(handler: (n: StoreNotification) => void): () => void {
+    this.listeners.add(handler);
+    return () => this.listeners.delete(handler);
+  }
+
+  transaction<T>(fn: (tx: Tx) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    if (opts.readOnly) return this.reads.run(() => this.runReadOnly(fn));
+    return this.writes.run(() => this.runWrite(fn));
+  }
+
+  private async runReadOnly<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const tx = new SqliteTx(this.reader, true);
+    this.reader.db.exec('BEGIN');
+    try {
+      return await fn(tx);
+    } finally {
+      tx.ended = true;
+      this.reader.db.exec('COMMIT');
+    }
+  }
+
+  private async runWrite<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const tx = new SqliteTx(this.writer, false);
+      this.db.exec('BEGIN IMMEDIATE');
+      let result: T;
+      try {
+        result = await fn(tx);
+      } catch (error) {
+        tx.ended = true;
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        if (error instanceof StoreConflictError && attempt < TRANSACTION_ATTEMPTS) continue;
+        throw error;
+      }
+      tx.ended = true;
+      this.db.exec('COMMIT');
+      this.deliver(tx.notifications);
+      return result;
+    }
+  }
+
+  private deliver(notifications: Map<string, StoreNotification>): void {
+    for (const notification of notifications.values())
+      for (const listener of [...this.listeners]) {
+        try {
+          listener(notification);
+        } catch {
+          // A listener's failure is its own; the commit stands and the others still hear it.
+        }
+      }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Let the transactions already queued finish first.
+    await this.writes.run(() => Promise.resolve());
+    await this.reads.run(() => Promise.resolve());
+    this.reader.db.close();
     this.db.close();
-  }
-
-  insertEvent(row: EventRow): void {
-    this.stmt('insertEvent').run(
-      row.sessionId,
-      row.seq,
-      row.eventId,
-      row.type,
-      row.runId,
-      row.createdAt,
-      row.payload,
-      row.foreignId,
-    );
-    // Same transaction as the event (the engine's append): the index never lags the log.
-    this.stmt('indexEvent').run(
-      sessionToken(row.sessionId),
-      eventText(row.payload),
-      row.sessionId,
-      row.seq,
-      row.type,
-    );
-  }
-
-  searchEvents(
-    sessionId: string,
-    query: string,
-    beforeCursor: bigint | null,
-    limit: number,
-  ): EventSearchHit[] {
-    const expression = ftsQuery(query);
-    if (!expression) return [];
-    const match = `session_key : ${sessionToken(sessionId)} AND body : (${expression})`;
-    const rows = this.stmt('searchEvents').all(
-      match,
-      sessionId,
-      beforeCursor ?? 9223372036854775807n,
-      BigInt(limit),
-    ) as { rowid: bigint; seq: bigint; type: string; snippet: string }[];
-    return rows.map((r) => ({
-      cursor: r.rowid,
-      seq: BigInt(r.seq),
-      type: r.type,
-      snippet: snippetParts(r.snippet),
-    }));
   }
 
   /** Indexes the events of a data dir written before the search index existed (once). */
   private backfillSearch(): void {
-    if (this.getMeta('eventSearch') === '1') return;
+    const marker = this.db
+      .prepare('SELECT value FROM meta WHERE key = ?')
+      .pluck()
+      .get('eventSearch');
+    if (marker === '1') return;
     const read = this.db
       .prepare(
         'SELECT session_id, seq, type, payload FROM events WHERE (session_id, seq) > (?, ?) ORDER BY session_id, seq LIMIT 5000',
       )
       .safeIntegers(true);
-    this.transaction(() => {
+    const index = this.writer.stmt(INDEX_EVENT);
+    this.db.transaction(() => {
       this.db.exec('DELETE FROM event_search');
       let after: [string, bigint] = ['', -1n];
       for (;;) {
@@ -282,23 +253,99 @@ export class SqliteStore implements Store {
           payload: string;
         }[];
         for (const r of rows)
-          this.stmt('indexEvent').run(
-            sessionToken(r.session_id),
-            eventText(r.payload),
-            r.session_id,
-            r.seq,
-            r.type,
-          );
+          index.run(sessionToken(r.session_id), eventText(r.payload), r.session_id, r.seq, r.type);
         const last = rows.at(-1);
         if (!last) break;
         after = [last.session_id, last.seq];
       }
-      this.putMeta('eventSearch', '1');
-    });
+      this.db
+        .prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)')
+        .run('eventSearch', '1');
+    })();
+  }
+}
+
+const INDEX_EVENT =
+  'INSERT INTO event_search (session_key, body, session_id, seq, type) VALUES (?, ?, ?, ?, ?)';
+
+/** One transaction's view. Each call runs its statement synchronously and resolves at once. */
+class SqliteTx implements Tx {
+  ended = false;
+  readonly notifications = new Map<string, StoreNotification>();
+
+  constructor(
+    private readonly conn: Connection,
+    readonly readOnly: boolean,
+  ) {}
+
+  private s(sql: string): Statement {
+    if (this.ended) throw new Error('the transaction has ended');
+    return this.conn.stmt(sql);
+  }
+  private w(sql: string): Statement {
+    if (this.readOnly) throw new Error('write in a read-only transaction');
+    return this.s(sql);
+  }
+  private nextval(name: string): number {
+    return this.w('UPDATE sequences SET value = value + 1 WHERE name = ? RETURNING value')
+      .pluck()
+      .get(name) as number;
   }
 
-  readEvents(sessionId: string, afterSeq: bigint, limit: number): EventRow[] {
-    const rows = this.readEventsStmt.all(sessionId, afterSeq, BigInt(limit)) as {
+  lockSession(sessionId: string): Promise<void> {
+    void sessionId;
+    if (this.ended) return Promise.reject(new Error('the transaction has ended'));
+    // BEGIN IMMEDIATE already holds the database's one write lock.
+    return Promise.resolve();
+  }
+
+  notify(channel: string, payload: string): void {
+    if (this.ended) throw new Error('the transaction has ended');
+    this.notifications.set(`${channel}\u0000${payload}`, { channel, payload });
+  }
+
+  async insertEvent(row: EventRow): Promise<void> {
+    try {
+      this.w(
+        'INSERT INTO events (session_id, seq, event_id, type, run_id, created_at, payload, foreign_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      ).run(
+        row.sessionId,
+        row.seq,
+        row.eventId,
+        row.type,
+        row.runId,
+        row.createdAt,
+        row.payload,
+        row.foreignId,
+      );
+    } catch (error) {
+      if (
+        error instanceof Error &&
+        'code' in error &&
+        error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY'
+      )
+        throw new StoreConflictError(`seq ${row.seq} of ${row.sessionId} is taken`, {
+          cause: error,
+        });
+      throw error;
+    }
+    // Same transaction as the event: the search index never lags the log.
+    this.w(INDEX_EVENT).run(
+      sessionToken(row.sessionId),
+      eventText(row.payload),
+      row.sessionId,
+      row.seq,
+      row.type,
+    );
+  }
+
+  async readEvents(sessionId: string, afterSeq: bigint, limit: number): Promise<EventRow[]> {
+    const rows = this.conn
+      .stmt(
+        'SELECT session_id, seq, event_id, type, run_id, created_at, payload, foreign_id FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+        true,
+      )
+      .all(sessionId, afterSeq, BigInt(limit)) as {
       session_id: string;
       seq: bigint;
       event_id: string;
@@ -320,195 +367,407 @@ export class SqliteStore implements Store {
     }));
   }
 
-  readEventPayloads(sessionId: string, afterSeq: bigint, limit: number): string[] {
-    return this.readPayloadsStmt.all(sessionId, afterSeq, BigInt(limit)) as string[];
+  async readEventPayloads(sessionId: string, afterSeq: bigint, limit: number): Promise<string[]> {
+    return this.s(
+      'SELECT payload FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?',
+    )
+      .pluck()
+      .all(sessionId, afterSeq, BigInt(limit)) as string[];
   }
 
-  hasForeignId(sessionId: string, foreignId: string): boolean {
-    return this.stmt('hasForeign').get(sessionId, foreignId) !== undefined;
+  async hasForeignId(sessionId: string, foreignId: string): Promise<boolean> {
+    return (
+      this.s('SELECT 1 FROM events WHERE session_id = ? AND foreign_id = ?').get(
+        sessionId,
+        foreignId,
+      ) !== undefined
+    );
   }
 
-  countEvents(sessionId: string): number {
-    return (this.stmt('countEvents').get(sessionId) as { n: number }).n;
+  async countEvents(sessionId: string): Promise<number> {
+    return (
+      this.s('SELECT count(*) AS n FROM events WHERE session_id = ?').get(sessionId) as {
+        n: number;
+      }
+    ).n;
   }
 
-  getSession(sessionId: string): SessionRecord | null {
-    return parse(this.stmt('getSession').get(sessionId) as Row | undefined);
+  async searchEvents(
+    sessionId: string,
+    query: string,
+    beforeCursor: bigint | null,
+    limit: number,
+  ): Promise<EventSearchHit[]> {
+    const expression = ftsQuery(query);
+    if (!expression) return [];
+    const match = `session_key : ${sessionToken(sessionId)} AND body : (${expression})`;
+    const rows = this.conn
+      .stmt(
+        `SELECT rowid, seq, type, snippet(event_search, 1, char(1), char(2), '…', 16) AS snippet
+         FROM event_search WHERE event_search MATCH ? AND session_id = ? AND rowid < ?
+         ORDER BY rowid DESC LIMIT ?`,
+        true,
+      )
+      .all(match, sessionId, beforeCursor ?? 9223372036854775807n, BigInt(limit)) as {
+      rowid: bigint;
+      seq: bigint;
+      type: string;
+      snippet: string;
+    }[];
+    return rows.map((r) => ({
+      cursor: r.rowid,
+      seq: BigInt(r.seq),
+      type: r.type,
+      snippet: snippetParts(r.snippet),
+    }));
   }
-  putSession(r: SessionRecord): void {
-    this.stmt('putSession').run(r.sessionId, r.appId, JSON.stringify(r));
+
+  async getSession(sessionId: string): Promise<SessionRecord | null> {
+    return parse(
+      this.s('SELECT state FROM sessions WHERE session_id = ?').get(sessionId) as Row | undefined,
+    );
   }
-  listSessions(appId: string, beforeOrder: number | null, limit: number) {
-    const rows = this.stmt('listSessions').all(
-      appId,
-      beforeOrder ?? Number.MAX_SAFE_INTEGER,
-      limit,
-    ) as (Row & {
-      ord: number;
-    })[];
+  async putSession(r: SessionRecord): Promise<void> {
+    const updated = this.w('UPDATE sessions SET state = ?, app_id = ? WHERE session_id = ?').run(
+      JSON.stringify(r),
+      r.appId,
+      r.sessionId,
+    );
+    if (updated.changes > 0) return;
+    this.w('INSERT INTO sessions (session_id, ord, app_id, state) VALUES (?, ?, ?, ?)').run(
+      r.sessionId,
+      this.nextval('sessions'),
+      r.appId,
+      JSON.stringify(r),
+    );
+  }
+  async putSessionIf(r: SessionRecord, expectedEpoch: string): Promise<boolean> {
+    const updated = this.w(
+      "UPDATE sessions SET state = ?, app_id = ? WHERE session_id = ? AND json_extract(state, '$.currentClientEpoch') = ?",
+    ).run(JSON.stringify(r), r.appId, r.sessionId, expectedEpoch);
+    return updated.changes > 0;
+  }
+  async listSessions(appId: string, beforeOrder: number | null, limit: number) {
+    const rows = this.s(
+      'SELECT state, ord FROM sessions WHERE app_id = ? AND ord < ? ORDER BY ord DESC LIMIT ?',
+    ).all(appId, beforeOrder ?? Number.MAX_SAFE_INTEGER, limit) as (Row & { ord: number })[];
     return rows.map((r) => ({ record: JSON.parse(r.state) as SessionRecord, order: r.ord }));
   }
-  listAllSessions(): SessionRecord[] {
-    return (this.stmt('allSessions').all() as Row[]).map(
-      (r) => JSON.parse(r.state) as SessionRecord,
-    );
+  async listAllSessions(): Promise<SessionRecord[]> {
+    return parseAll(this.s('SELECT state FROM sessions ORDER BY ord').all());
   }
 
-  getRun(runId: string): RunRecord | null {
-    return parse(this.stmt('getRun').get(runId) as Row | undefined);
+  async getRun(runId: string): Promise<RunRecord | null> {
+    return parse(this.s('SELECT state FROM runs WHERE run_id = ?').get(runId) as Row | undefined);
   }
-  putRun(r: RunRecord): void {
-    this.stmt('putRun').run(r.runId, r.sessionId, JSON.stringify(r));
-  }
-
-  getToolCall(id: string): ToolCallRecord | null {
-    return parse(this.stmt('getToolCall').get(id) as Row | undefined);
-  }
-  putToolCall(r: ToolCallRecord): void {
-    this.stmt('putToolCall').run(r.toolCallId, r.sessionId, JSON.stringify(r));
-  }
-
-  getApproval(id: string): ApprovalRecord | null {
-    return parse(this.stmt('getApproval').get(id) as Row | undefined);
-  }
-  putApproval(r: ApprovalRecord): void {
-    this.stmt('putApproval').run(
-      r.approvalId,
+  async putRun(r: RunRecord): Promise<void> {
+    this.w('INSERT OR REPLACE INTO runs (run_id, session_id, state) VALUES (?, ?, ?)').run(
+      r.runId,
       r.sessionId,
-      r.status,
-      r.expiresAt,
       JSON.stringify(r),
     );
   }
-  listPendingApprovals(sessionId: string | null): ApprovalRecord[] {
-    const rows = (
-      sessionId === null ? this.stmt('pendingAll').all() : this.stmt('pendingOf').all(sessionId)
-    ) as Row[];
-    return rows.map((r) => JSON.parse(r.state) as ApprovalRecord);
-  }
 
-  listDecidedApprovals(limit: number): ApprovalRecord[] {
-    return (this.stmt('decided').all(limit) as Row[]).map(
-      (r) => JSON.parse(r.state) as ApprovalRecord,
+  async getToolCall(id: string): Promise<ToolCallRecord | null> {
+    return parse(
+      this.s('SELECT state FROM tool_calls WHERE tool_call_id = ?').get(id) as Row | undefined,
     );
   }
+  async putToolCall(r: ToolCallRecord): Promise<void> {
+    this.w(
+      'INSERT OR REPLACE INTO tool_calls (tool_call_id, session_id, state) VALUES (?, ?, ?)',
+    ).run(r.toolCallId, r.sessionId, JSON.stringify(r));
+  }
 
-  getApprovalRule(ruleId: string): ApprovalRuleRecord | null {
-    return parse(this.stmt('getRule').get(ruleId) as Row | undefined);
-  }
-  putApprovalRule(r: ApprovalRuleRecord): void {
-    this.stmt('putRule').run(r.ruleId, r.appId, JSON.stringify(r));
-  }
-  listApprovalRules(appId: string): ApprovalRuleRecord[] {
-    return (this.stmt('listRules').all(appId) as Row[]).map(
-      (r) => JSON.parse(r.state) as ApprovalRuleRecord,
+  async getApproval(id: string): Promise<ApprovalRecord | null> {
+    return parse(
+      this.s('SELECT state FROM approvals WHERE approval_id = ?').get(id) as Row | undefined,
     );
   }
-
-  getLease(id: string): LeaseRecord | null {
-    return parse(this.stmt('getLease').get(id) as Row | undefined);
+  async putApproval(r: ApprovalRecord): Promise<void> {
+    this.w(
+      'INSERT OR REPLACE INTO approvals (approval_id, session_id, status, expires_at, state) VALUES (?, ?, ?, ?, ?)',
+    ).run(r.approvalId, r.sessionId, r.status, r.expiresAt, JSON.stringify(r));
   }
-  putLease(r: LeaseRecord): void {
-    this.stmt('putLease').run(r.leaseId, r.sessionId, r.status, JSON.stringify(r));
+  async decideApproval(r: ApprovalRecord): Promise<boolean> {
+    const updated = this.w(
+      "UPDATE approvals SET status = ?, expires_at = ?, state = ? WHERE approval_id = ? AND status = 'PENDING'",
+    ).run(r.status, r.expiresAt, JSON.stringify(r), r.approvalId);
+    return updated.changes > 0;
   }
-  listActiveLeases(sessionId: string | null): LeaseRecord[] {
-    const rows = (
+  async listPendingApprovals(sessionId: string | null): Promise<ApprovalRecord[]> {
+    return parseAll(
       sessionId === null
-        ? this.stmt('activeLeasesAll').all()
-        : this.stmt('activeLeasesOf').all(sessionId)
-    ) as Row[];
-    return rows.map((r) => JSON.parse(r.state) as LeaseRecord);
+        ? this.s(
+            "SELECT state FROM approvals WHERE status = 'PENDING' ORDER BY expires_at, approval_id",
+          ).all()
+        : this.s(
+            "SELECT state FROM approvals WHERE status = 'PENDING' AND session_id = ? ORDER BY expires_at, approval_id",
+          ).all(sessionId),
+    );
+  }
+  async listDecidedApprovals(limit: number): Promise<ApprovalRecord[]> {
+    return parseAll(
+      this.s(
+        "SELECT state FROM approvals WHERE status <> 'PENDING' ORDER BY json_extract(state, '$.decidedAt') DESC, approval_id LIMIT ?",
+      ).all(limit),
+    );
   }
 
-  getCheckpoint(id: string): CheckpointRecord | null {
-    return parse(this.stmt('getCheckpoint').get(id) as Row | undefined);
+  async getApprovalRule(ruleId: string): Promise<ApprovalRuleRecord | null> {
+    return parse(
+      this.s('SELECT state FROM approval_rules WHERE rule_id = ?').get(ruleId) as Row | undefined,
+    );
   }
-  putCheckpoint(r: CheckpointRecord): void {
-    this.stmt('putCheckpoint').run(r.checkpointId, r.sessionId, r.projectId, JSON.stringify(r));
+  async putApprovalRule(r: ApprovalRuleRecord): Promise<void> {
+    const updated = this.w('UPDATE approval_rules SET state = ? WHERE rule_id = ?').run(
+      JSON.stringify(r),
+      r.ruleId,
+    );
+    if (updated.changes > 0) return;
+    this.w('INSERT INTO approval_rules (rule_id, ord, app_id, state) VALUES (?, ?, ?, ?)').run(
+      r.ruleId,
+      this.nextval('approval_rules'),
+      r.appId,
+      JSON.stringify(r),
+    );
   }
-  listCheckpoints(sessionId: string, beforeOrder: number | null, limit: number) {
-    const rows = this.stmt('listCheckpoints').all(
-      sessionId,
-      beforeOrder ?? Number.MAX_SAFE_INTEGER,
-      limit,
-    ) as (Row & { ord: number })[];
+  async listApprovalRules(appId: string): Promise<ApprovalRuleRecord[]> {
+    return parseAll(
+      this.s('SELECT state FROM approval_rules WHERE app_id = ? ORDER BY ord').all(appId),
+    );
+  }
+
+  async getLease(id: string): Promise<LeaseRecord | null> {
+    return parse(this.s('SELECT state FROM leases WHERE lease_id = ?').get(id) as Row | undefined);
+  }
+  async putLease(r: LeaseRecord): Promise<void> {
+    this.w(
+      'INSERT OR REPLACE INTO leases (lease_id, session_id, status, state) VALUES (?, ?, ?, ?)',
+    ).run(r.leaseId, r.sessionId, r.status, JSON.stringify(r));
+  }
+  async listActiveLeases(sessionId: string | null): Promise<LeaseRecord[]> {
+    return parseAll(
+      sessionId === null
+        ? this.s("SELECT state FROM leases WHERE status = 'ACTIVE'").all()
+        : this.s("SELECT state FROM leases WHERE status = 'ACTIVE' AND session_id = ?").all(
+            sessionId,
+          ),
+    );
+  }
+
+  async getCheckpoint(id: string): Promise<CheckpointRecord | null> {
+    return parse(
+      this.s('SELECT state FROM checkpoints WHERE checkpoint_id = ?').get(id) as Row | undefined,
+    );
+  }
+  async putCheckpoint(r: CheckpointRecord): Promise<void> {
+    const updated = this.w('UPDATE checkpoints SET state = ? WHERE checkpoint_id = ?').run(
+      JSON.stringify(r),
+      r.checkpointId,
+    );
+    if (updated.changes > 0) return;
+    this.w(
+      'INSERT INTO checkpoints (checkpoint_id, ord, session_id, project_id, state) VALUES (?, ?, ?, ?, ?)',
+    ).run(r.checkpointId, this.nextval('checkpoints'), r.sessionId, r.projectId, JSON.stringify(r));
+  }
+  async listCheckpoints(sessionId: string, beforeOrder: number | null, limit: number) {
+    const rows = this.s(
+      'SELECT state, ord FROM checkpoints WHERE session_id = ? AND ord < ? ORDER BY ord DESC LIMIT ?',
+    ).all(sessionId, beforeOrder ?? Number.MAX_SAFE_INTEGER, limit) as (Row & { ord: number })[];
     return rows.map((r) => ({ record: JSON.parse(r.state) as CheckpointRecord, order: r.ord }));
   }
-  listCheckpointsOfProject(projectId: string): CheckpointRecord[] {
-    return (this.stmt('checkpointsOfProject').all(projectId) as Row[]).map(
-      (r) => JSON.parse(r.state) as CheckpointRecord,
+  async listCheckpointsOfProject(projectId: string): Promise<CheckpointRecord[]> {
+    return parseAll(
+      this.s('SELECT state FROM checkpoints WHERE project_id = ? ORDER BY ord DESC').all(projectId),
     );
   }
 
-  getProject(id: string): ProjectRecord | null {
-    return parse(this.stmt('getProject').get(id) as Row | undefined);
+  async getProject(id: string): Promise<ProjectRecord | null> {
+    return parse(
+      this.s('SELECT state FROM projects WHERE project_id = ?').get(id) as Row | undefined,
+    );
   }
-  putProject(r: ProjectRecord): void {
-    this.stmt('putProject').run(r.projectId, JSON.stringify(r));
-  }
-
-  getClient(sessionId: string, clientInstanceId: string): ClientRecord | null {
-    return parse(this.stmt('getClient').get(sessionId, clientInstanceId) as Row | undefined);
-  }
-  putClient(r: ClientRecord): void {
-    this.stmt('putClient').run(
-      r.sessionId,
-      r.clientInstanceId,
-      r.attached ? 1 : 0,
+  async putProject(r: ProjectRecord): Promise<void> {
+    this.w('INSERT OR REPLACE INTO projects (project_id, state) VALUES (?, ?)').run(
+      r.projectId,
       JSON.stringify(r),
     );
   }
-  listAttachedClients(): ClientRecord[] {
-    return (this.stmt('attachedClients').all() as Row[]).map(
-      (r) => JSON.parse(r.state) as ClientRecord,
+
+  async getClient(sessionId: string, clientInstanceId: string): Promise<ClientRecord | null> {
+    return parse(
+      this.s('SELECT state FROM clients WHERE session_id = ? AND client_instance_id = ?').get(
+        sessionId,
+        clientInstanceId,
+      ) as Row | undefined,
+    );
+  }
+  async putClient(r: ClientRecord): Promise<void> {
+    this.w(
+      'INSERT OR REPLACE INTO clients (session_id, client_instance_id, attached, state) VALUES (?, ?, ?, ?)',
+    ).run(r.sessionId, r.clientInstanceId, r.attached ? 1 : 0, JSON.stringify(r));
+  }
+  async listAttachedClients(): Promise<ClientRecord[]> {
+    return parseAll(this.s('SELECT state FROM clients WHERE attached = 1').all());
+  }
+
+  async getIdempotency(operation: string, key: string): Promise<IdempotencyRecord | null> {
+    return parse(
+      this.s('SELECT state FROM idempotency WHERE operation = ? AND key = ?').get(
+        operation,
+        key,
+      ) as Row | undefined,
+    );
+  }
+  async putIdempotency(r: IdempotencyRecord): Promise<void> {
+    try {
+      this.w('INSERT INTO idempotency (operation, key, state, created_at) VALUES (?, ?, ?, ?)').run(
+        r.operation,
+        r.key,
+        JSON.stringify(r),
+        r.createdAt,
+      );
+    } catch (error) {
+      if (isUniqueViolation(error))
+        throw new StoreConflictError(`idempotency record ${r.operation}/${r.key} exists`, {
+          cause: error,
+        });
+      throw error;
+    }
+  }
+  async pruneIdempotency(olderThan: string): Promise<number> {
+    return this.w('DELETE FROM idempotency WHERE created_at < ?').run(olderThan).changes;
+  }
+
+  async getRestoreJob(toolCallId: string): Promise<RestoreJobRecord | null> {
+    return parse(
+      this.s('SELECT state FROM restore_jobs WHERE tool_call_id = ?').get(toolCallId) as
+        Row | undefined,
+    );
+  }
+  async putRestoreJob(r: RestoreJobRecord): Promise<void> {
+    this.w('INSERT OR REPLACE INTO restore_jobs (tool_call_id, state) VALUES (?, ?)').run(
+      r.toolCallId,
+      JSON.stringify(r),
+    );
+  }
+  async deleteRestoreJob(toolCallId: string): Promise<void> {
+    this.w('DELETE FROM restore_jobs WHERE tool_call_id = ?').run(toolCallId);
+  }
+  async listRestoreJobs(): Promise<RestoreJobRecord[]> {
+    return parseAll(this.s('SELECT state FROM restore_jobs').all());
+  }
+
+  async getQuestion(sessionId: string, questionId: string): Promise<QuestionRecord | null> {
+    return parse(
+      this.s('SELECT state FROM questions WHERE session_id = ? AND question_id = ?').get(
+        sessionId,
+        questionId,
+      ) as Row | undefined,
+    );
+  }
+  async putQuestion(r: QuestionRecord): Promise<void> {
+    this.w(
+      'INSERT OR REPLACE INTO questions (session_id, question_id, state) VALUES (?, ?, ?)',
+    ).run(r.sessionId, r.questionId, JSON.stringify(r));
+  }
+  async findQuestionById(questionId: string): Promise<QuestionRecord | null> {
+    return parse(
+      this.s('SELECT state FROM questions WHERE question_id = ? LIMIT 1').get(questionId) as
+        Row | undefined,
     );
   }
 
-  getIdempotency(operation: string, key: string): IdempotencyRecord | null {
-    return parse(this.stmt('getIdem').get(operation, key) as Row | undefined);
+  async getBudget(sessionId: string): Promise<BudgetRecord | null> {
+    return parse(
+      this.s('SELECT state FROM budgets WHERE session_id = ?').get(sessionId) as Row | undefined,
+    );
   }
-  putIdempotency(r: IdempotencyRecord): void {
-    this.stmt('putIdem').run(r.operation, r.key, JSON.stringify(r));
-  }
-
-  getRestoreJob(toolCallId: string): RestoreJobRecord | null {
-    return parse(this.stmt('getRestore').get(toolCallId) as Row | undefined);
-  }
-  putRestoreJob(r: RestoreJobRecord): void {
-    this.stmt('putRestore').run(r.toolCallId, JSON.stringify(r));
-  }
-  deleteRestoreJob(toolCallId: string): void {
-    this.stmt('deleteRestore').run(toolCallId);
-  }
-  listRestoreJobs(): RestoreJobRecord[] {
-    return (this.stmt('listRestore').all() as Row[]).map(
-      (r) => JSON.parse(r.state) as RestoreJobRecord,
+  async putBudget(r: BudgetRecord): Promise<void> {
+    this.w('INSERT OR REPLACE INTO budgets (session_id, state) VALUES (?, ?)').run(
+      r.sessionId,
+      JSON.stringify(r),
     );
   }
 
-  getQuestion(sessionId: string, questionId: string): QuestionRecord | null {
-    return parse(this.stmt('getQuestion').get(sessionId, questionId) as Row | undefined);
-  }
-  putQuestion(r: QuestionRecord): void {
-    this.stmt('putQuestion').run(r.sessionId, r.questionId, JSON.stringify(r));
-  }
-
-  findQuestionById(questionId: string): QuestionRecord | null {
-    return parse(this.stmt('findQuestion').get(questionId) as Row | undefined);
-  }
-
-  getBudget(sessionId: string): BudgetRecord | null {
-    return parse(this.stmt('getBudget').get(sessionId) as Row | undefined);
-  }
-  putBudget(r: BudgetRecord): void {
-    this.stmt('putBudget').run(r.sessionId, JSON.stringify(r));
-  }
-
-  getMeta(key: string): string | null {
-    const row = this.stmt('getMeta').get(key) as { value: string } | undefined;
+  async getMeta(key: string): Promise<string | null> {
+    const row = this.s('SELECT value FROM meta WHERE key = ?').get(key) as
+      { value: string } | undefined;
     return row ? row.value : null;
   }
-  putMeta(key: string, value: string): void {
-    this.stmt('putMeta').run(key, value);
+  async putMeta(key: string, value: string): Promise<void> {
+    this.w('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(key, value);
+  }
+
+  async enqueueJob(job: JobDraft): Promise<boolean> {
+    const at = new Date().toISOString();
+    const inserted = this.w(
+      "INSERT INTO jobs (kind, key, payload, status, created_at, updated_at) VALUES (?, ?, ?, 'PENDING', ?, ?) ON CONFLICT (key) DO NOTHING",
+    ).run(job.kind, job.key, job.payload, at, at);
+    return inserted.changes > 0;
+  }
+
+  async claimJob(
+    kinds: readonly string[],
+    workerId: string,
+    nowMs: number,
+    leaseMs: number,
+  ): Promise<JobRecord | null> {
+    if (kinds.length === 0) return null;
+    const marks = kinds.map(() => '?').join(', ');
+    const row = this.w(
+      `UPDATE jobs SET status = 'CLAIMED', worker_id = ?, lease_until_ms = ?, attempts = attempts + 1, updated_at = ?
+       WHERE job_id = (
+         SELECT job_id FROM jobs
+         WHERE kind IN (${marks}) AND (status = 'PENDING' OR (status = 'CLAIMED' AND lease_until_ms < ?))
+         ORDER BY job_id LIMIT 1)
+       RETURNING *`,
+    ).get(workerId, nowMs + leaseMs, new Date().toISOString(), ...kinds, nowMs) as
+      JobRow | undefined;
+    return row ? jobOf(row) : null;
+  }
+
+  async completeJob(jobId: string, workerId: string): Promise<boolean> {
+    return (
+      this.w(
+        "UPDATE jobs SET status = 'DONE', lease_until_ms = NULL, updated_at = ? WHERE job_id = ? AND status = 'CLAIMED' AND worker_id = ?",
+      ).run(new Date().toISOString(), Number(jobId), workerId).changes > 0
+    );
+  }
+
+  async failJob(jobId: string, workerId: string, error: string): Promise<boolean> {
+    return (
+      this.w(
+        "UPDATE jobs SET status = 'FAILED', lease_until_ms = NULL, last_error = ?, updated_at = ? WHERE job_id = ? AND status = 'CLAIMED' AND worker_id = ?",
+      ).run(error, new Date().toISOString(), Number(jobId), workerId).changes > 0
+    );
+  }
+
+  async getJob(jobId: string): Promise<JobRecord | null> {
+    const row = this.s('SELECT * FROM jobs WHERE job_id = ?').get(Number(jobId)) as
+      JobRow | undefined;
+    return row ? jobOf(row) : null;
+  }
+
+  async getJobByKey(key: string): Promise<JobRecord | null> {
+    const row = this.s('SELECT * FROM jobs WHERE key = ?').get(key) as JobRow | undefined;
+    return row ? jobOf(row) : null;
+  }
+
+  async listJobs(statuses: readonly JobStatus[]): Promise<JobRecord[]> {
+    if (statuses.length === 0) return [];
+    const marks = statuses.map(() => '?').join(', ');
+    return (
+      this.s(`SELECT * FROM jobs WHERE status IN (${marks}) ORDER BY job_id`).all(
+        ...statuses,
+      ) as JobRow[]
+    ).map(jobOf);
+  }
+
+  async pruneJobs(olderThan: string): Promise<number> {
+    return this.w("DELETE FROM jobs WHERE status IN ('DONE', 'FAILED') AND updated_at < ?").run(
+      olderThan,
+    ).changes;
   }
 }
