@@ -3,9 +3,9 @@
  * Tests start it in-process on port 0 with a temp data dir; `server/main.ts` starts it from the CLI.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { SqliteStore } from './store/SqliteStore.ts';
+import { openStore } from './store/openStore.ts';
 import { Engine } from './engine/Engine.ts';
 import { createStudioHttp } from './http.ts';
 import { Credentials, loadOrCreateToken } from './auth.ts';
@@ -21,6 +21,8 @@ export interface StudioServerOptions {
   port?: number;
   host?: string;
   dataDir: string;
+  /** PostgreSQL URL (`--database-url`); absent or null: the embedded SQLite file in the data dir. */
+  databaseUrl?: string | null;
   /** The bearer token; generated and kept in the data dir when absent. */
   token?: string;
   /** A JSON file of reviewer name -> token (--tokens-file); re-read when it changes. */
@@ -76,7 +78,7 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
     onToken: (t) => logger.addSecret(t),
     onProblem: (message) => logger.error(message),
   });
-  const store = new SqliteStore(join(dataDir, 'studio.db'));
+  const store = await openStore({ dataDir, databaseUrl: options.databaseUrl ?? null, logger });
   const engine = new Engine({
     store,
     dataDir,
