@@ -25,6 +25,34 @@ export default defineConfig({
         },
       },
       {
+        // The protocol suites and crash tests again, on PostgreSQL: the same harness, with
+        // STUDIO_TEST_STORE=postgres giving each server a fresh database (test/support/harnessStore.ts).
+        resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
+        test: {
+          name: 'server-pg',
+          environment: 'node',
+          include: ['test/server/**/*.test.ts', 'test/integration/**/*.test.ts'],
+          // The store suites run each store explicitly (sqlite.test.ts, pg.test.ts).
+          exclude: ['test/server/store/**'],
+          env: { STUDIO_TEST_STORE: 'postgres' },
+          globalSetup: ['test/support/postgresGlobalSetup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
+        // Several real server processes (build/server.js) on one PostgreSQL database.
+        test: {
+          name: 'multi',
+          environment: 'node',
+          include: ['test/multi/**/*.test.ts'],
+          globalSetup: ['test/support/postgresGlobalSetup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
+        },
+      },
+      {
         plugins: [react()],
         test: {
           name: 'web',
