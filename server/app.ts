@@ -6,6 +6,8 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { openStore } from './store/openStore.ts';
+import { PgStore } from './store/postgres/PgStore.ts';
+import { MultiInstance } from './multi/multiInstance.ts';
 import { Engine } from './engine/Engine.ts';
 import { createStudioHttp } from './http.ts';
 import { Credentials, loadOrCreateToken } from './auth.ts';
@@ -79,6 +81,15 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
     onProblem: (message) => logger.error(message),
   });
   const store = await openStore({ dataDir, databaseUrl: options.databaseUrl ?? null, logger });
+  // A shared store (PostgreSQL): sources run on one instance at a time (server/multi).
+  const multi =
+    store instanceof PgStore
+      ? new MultiInstance({
+          store,
+          onProblem: (message) => logger.error(message),
+          onInfo: (message) => logger.info(message),
+        })
+      : null;
   const engine = new Engine({
     store,
     dataDir,
@@ -92,16 +103,27 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
       : {}),
   });
   if (options.demo ?? true) {
-    const demo = new DemoAgent({ engine, dataDir, stepMs: options.demoStepMs ?? 350 });
-    demo.openProjects();
-    engine.start();
-    await engine.addSource(demo);
-    await seedDemo(engine, demo);
+    const makeDemo = () => new DemoAgent({ engine, dataDir, stepMs: options.demoStepMs ?? 350 });
+    if (multi) {
+      // Several instances: the demo runs (and seeds) only on the one holding its lease.
+      const leased = multi.wrap(makeDemo, (demo) => seedDemo(engine, demo as DemoAgent));
+      (leased.shadow as DemoAgent).openProjects();
+      engine.start();
+      await engine.addSource(leased);
+    } else {
+      const demo = makeDemo();
+      demo.openProjects();
+      engine.start();
+      await engine.addSource(demo);
+      await seedDemo(engine, demo);
+    }
   } else {
     engine.start();
   }
-  for (const source of options.sources ?? [])
-    await engine.addSource(typeof source === 'function' ? source(engine) : source);
+  for (const source of options.sources ?? []) {
+    const make = () => (typeof source === 'function' ? source(engine) : source);
+    await engine.addSource(multi ? multi.wrap(make) : make());
+  }
 
   const staticDir =
     options.staticDir === undefined
@@ -141,6 +163,7 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
     logger,
     close: () => {
       closed ??= (async () => {
+        await multi?.stop();
         await engine.stop();
         await http.close();
         store.close();

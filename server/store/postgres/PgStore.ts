@@ -369,7 +369,7 @@ export class PgStore implements Store {
 }
 
 /** One transaction on one pooled connection. */
-class PgTx implements Tx {
+export class PgTx implements Tx {
   ended = false;
   /** The first statement error: PostgreSQL refuses the rest of the transaction after it. */
   failure: unknown = null;
@@ -397,6 +397,10 @@ class PgTx implements Tx {
       this.failure = asConflict(error) ?? error;
       throw this.failure;
     }
+  }
+  /** A statement on this transaction's connection, for PostgreSQL-only tables (server/multi). */
+  sql<R extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<R[]> {
+    return this.q<R>(text, params);
   }
   private async count(sql: string, params: unknown[], name?: string): Promise<number> {
     if (this.ended) throw new Error('the transaction has ended');
@@ -824,6 +828,10 @@ class PgTx implements Tx {
       [r.operation, r.key, r.createdAt, JSON.stringify(r)],
       'putIdem',
     );
+  }
+  async deleteIdempotency(operation: string, key: string): Promise<void> {
+    this.w();
+    await this.q('DELETE FROM idempotency WHERE operation = $1 AND key = $2', [operation, key]);
   }
   async pruneIdempotency(olderThan: string): Promise<number> {
     this.w();

@@ -27,6 +27,8 @@ export interface SourceLeaseOptions {
   /** The source is no longer this instance's (lost, or this instance is stopping). */
   onLost(sourceId: string): void | Promise<void>;
   onProblem?(message: string): void;
+  /** After each heartbeat (the holder takes over calls a dead holder left). */
+  onBeat?(): void;
 }
 
 const NOW_MS = '(extract(epoch from clock_timestamp()) * 1000)::bigint';
@@ -74,6 +76,7 @@ export class SourceLeases {
   heartbeat(): Promise<void> {
     this.beat ??= this.beatOnce().finally(() => {
       this.beat = null;
+      if (!this.stopped) this.options.onBeat?.();
     });
     return this.beat;
   }

@@ -140,7 +140,7 @@ CREATE INDEX jobs_finished ON jobs (updated_at) WHERE status IN ('DONE', 'FAILED
   },
   {
     version: 2,
-    name: 'source leases and checkpoint content',
+    name: 'source leases and source calls',
     sql: `
 -- Which instance runs each source (demo agent, a bridge, a Claude Code session): one row per
 -- source, taken and renewed by a conditional upsert (server/store/postgres/SourceLeases.ts).
@@ -152,12 +152,14 @@ CREATE TABLE source_leases (
   generation bigint NOT NULL DEFAULT 1
 );
 
--- Checkpoint content shared by every instance: blobs and manifests by sha256 digest.
-CREATE TABLE content_blobs (
-  hash text PRIMARY KEY,
-  bytes bytea NOT NULL,
+-- Results of calls to a source made on an instance that does not run it (server/multi): the
+-- call is a job of kind 'source:<sourceId>', its result is kept here until the caller reads it.
+CREATE TABLE source_call_results (
+  key text PRIMARY KEY,
+  result text NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now()
 );
+
 `,
   },
 ];
