@@ -107,23 +107,26 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
     if (multi) {
       // Several instances: the demo runs (and seeds) only on the one holding its lease.
       const leased = multi.wrap(makeDemo, (demo) => seedDemo(engine, demo as DemoAgent));
-      (leased.shadow as DemoAgent).openProjects();
-      engine.start();
+      await (leased.shadow as DemoAgent).openProjects();
+      await engine.start();
       await engine.addSource(leased);
     } else {
       const demo = makeDemo();
-      demo.openProjects();
-      engine.start();
+      await demo.openProjects();
+      await engine.start();
       await engine.addSource(demo);
       await seedDemo(engine, demo);
     }
   } else {
-    engine.start();
+    await engine.start();
   }
   for (const source of options.sources ?? []) {
     const make = () => (typeof source === 'function' ? source(engine) : source);
     await engine.addSource(multi ? multi.wrap(make) : make());
   }
+  // Jobs a stopped server left (an approved restore, a rule's delivery) resume once every
+  // source and project folder is back.
+  await engine.startJobs();
 
   const staticDir =
     options.staticDir === undefined
@@ -166,7 +169,7 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
         await multi?.stop();
         await engine.stop();
         await http.close();
-        store.close();
+        await store.close();
       })();
       return closed;
     },

@@ -7,10 +7,16 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { Store } from '../store/Store.ts';
+import { Kernel, type Db, type Reads } from './kernel.ts';
+import { JOBS_CHANNEL, JobWorker } from './jobs.ts';
+import { IDEMPOTENCY_RETENTION_MS, Idempotency } from './idempotency.ts';
+import type { JobRecord, JobStatus } from '../store/Store.ts';
 import type {
   ApprovalRecord,
+  ApprovalRuleRecord,
   CheckpointRecord,
   ProjectRecord,
+  RestoreJobRecord,
   SessionRecord,
   ToolCallRecord,
 } from '../store/records.ts';
@@ -28,7 +34,15 @@ import type {
 import { project } from './projector.ts';
 import { approvalFieldsOf, leaseEndedDraft } from './recordDrafts.ts';
 import { revocationDrafts, revocationsBefore } from './approvalLifecycle.ts';
-import { decidingRule, noteRuleUse } from './approvalRules.ts';
+import {
+  buildRule,
+  decidingRule,
+  noteRuleUse,
+  revokeRule,
+  updateRule,
+  type CreateRuleInput,
+  type UpdateRuleInput,
+} from './approvalRules.ts';
 import { agentsStopped, readPolicy, writePolicy } from './agentPolicy.ts';
 import type { AgentPolicyRecord, SetPolicyInput } from './agentPolicy.ts';
 import { computeProposalDiff } from './proposalDiff.ts';
@@ -56,7 +70,7 @@ import {
   totalBytes,
   type EventFiles,
 } from './checkpointContent.ts';
-import { Notifier } from './Notifier.ts';
+import { Notifier, SESSION_CHANNEL, SESSION_UPDATE_CHANNEL, SOURCES_CHANNEL } from './Notifier.ts';
 import {
   ErrorCode,
   EVENT_PROTOCOL_VERSION,
@@ -72,6 +86,7 @@ import {
   EVENT_TYPE_MEMBER,
   RUN_EVENT_STATUS,
   TERMINAL_RUN_STATUSES,
+  TERMINAL_TOOL_STATUSES,
 } from '../../protocol/events.ts';
 import type { AgentMode } from '../../protocol/events.ts';
 
@@ -88,6 +103,8 @@ export interface EngineOptions {
   sweepIntervalMs?: number;
   /** Per-file cap of checkpoints (bytes) for projects that do not set their own; default 50 MiB. */
   checkpointMaxFileBytes?: number;
+  /** How long idempotency records are kept (default 24 h; see idempotency.ts). */
+  idempotencyRetentionMs?: number;
   now?: () => number;
 }
 
@@ -123,17 +140,34 @@ export interface ProposeInput {
 /** Something to do once an append committed (a source is told, an engine tool runs). */
 type AfterCommit =
   | { kind: 'revoked'; approval: ApprovalRecord }
-  | { kind: 'ruled'; approvalId: string; approved: boolean }
   | { kind: 'stopRun'; sessionId: string; runId: string };
 
 /** `contentHash` of the empty manifest `{"files":[]}`. */
 const EMPTY_MANIFEST_HASH = canonicalManifestHash([]);
 
+/** How often the sweep prunes idempotency records past their retention. */
+const PRUNE_INTERVAL_MS = 60_000;
+
+/** How long a decision being delivered to a runtime holds its approval (see decidingClaim). */
+const DECIDING_CLAIM_MS = 30_000;
+
 /** Tools the engine itself executes after approval, whatever the session's source. */
 const ENGINE_TOOLS = new Set(['project.checkpoint.restore']);
 
 export class Engine {
-  readonly store: Store;
+  /** The store's only holder; rule code reaches the store through `db` (see kernel.ts). */
+  private readonly kernel: Kernel;
+  private readonly db: Db;
+  /**
+   * What views read (resolvers, subscriptions, sources): the current state and the log, no
+   * writes. Each call is its own read-only transaction; `snapshot` groups reads in one.
+   */
+  readonly reads: Reads;
+  private readonly idempotency: Idempotency;
+  private readonly worker: JobWorker;
+  /** How long idempotency records are kept (pruned by the sweep). */
+  readonly idempotencyRetentionMs: number;
+  private lastPruneMs = 0;
   readonly logger: Logger;
   readonly notifier = new Notifier();
   readonly contentStore: ContentStore;
@@ -145,18 +179,33 @@ export class Engine {
   >();
   private readonly workspaces = new Map<string, ProjectWorkspace>();
   private readonly checkpointMaxFileBytes: number | undefined;
-  private readonly inFlight = new Map<string, Promise<unknown>>();
-  private readonly deciding = new Set<string>();
   private readonly clock: () => number;
   readonly approvalTtlMs: number;
   readonly heartbeatStaleMs: number;
   readonly workspaceLeaseMs: number;
   private sweepTimer: NodeJS.Timeout | null = null;
+  private sweeping: Promise<void> | null = null;
   private readonly sweepIntervalMs: number;
 
   constructor(options: EngineOptions) {
-    this.store = options.store;
     this.logger = options.logger;
+    this.kernel = new Kernel(options.store);
+    this.db = this.kernel.db;
+    this.reads = this.kernel.reads;
+    this.kernel.onNotification((n) => {
+      if (n.channel === JOBS_CHANNEL) this.worker.wake();
+      else this.notifier.deliver(n);
+    });
+    this.kernel.onStepError = (error) =>
+      this.logger.error('after-commit step failed', { error: String(error) });
+    this.idempotency = new Idempotency(this.kernel, () => this.now());
+    this.idempotencyRetentionMs = options.idempotencyRetentionMs ?? IDEMPOTENCY_RETENTION_MS;
+    this.worker = new JobWorker(
+      this.kernel,
+      this.logger,
+      { decision: (job) => this.runDecisionJob(job) },
+      () => this.now(),
+    );
     this.dataDir = options.dataDir;
     this.clock = options.now ?? Date.now;
     this.approvalTtlMs = Math.min(
@@ -176,6 +225,30 @@ export class Engine {
     return this.clock();
   }
 
+  /** Runs `fn` in one read-only transaction: one consistent snapshot (a replay's batches). */
+  snapshot<T>(fn: (reads: Reads) => Promise<T>): Promise<T> {
+    return this.kernel.read((tx) => fn(tx));
+  }
+
+  /** 'sqlite' or 'postgres'. */
+  get storeKind(): string {
+    return this.kernel.storeKind;
+  }
+
+  /** A studio setting kept in the store (the demo seed's marker). */
+  setting(key: string): Promise<string | null> {
+    return this.db.getMeta(key);
+  }
+
+  async setSetting(key: string, value: string): Promise<void> {
+    await this.db.putMeta(key, value);
+  }
+
+  /** Closes the store (after stop). */
+  closeStore(): Promise<void> {
+    return this.kernel.close();
+  }
+
   iso(ms = this.now()): string {
     return new Date(ms).toISOString();
   }
@@ -185,22 +258,48 @@ export class Engine {
   // ------------------------------------------------------------------------------------------
 
   /** Finishes interrupted restores, then starts the timers. */
-  start(): void {
-    this.recoverRestores();
-    this.collectGarbageSafely();
+  async start(): Promise<void> {
+    await this.recoverRestores();
+    await this.collectGarbageSafely();
     this.sweepTimer = setInterval(() => {
-      try {
-        this.sweep();
-      } catch (error) {
-        this.logger.error('sweep failed', { error: String(error) });
-      }
+      // One pass at a time: a slow pass is not overlapped by the next tick.
+      if (this.sweeping) return;
+      this.sweeping = this.sweep()
+        .catch((error: unknown) => this.logger.error('sweep failed', { error: String(error) }))
+        .finally(() => (this.sweeping = null));
     }, this.sweepIntervalMs);
     this.sweepTimer.unref();
+  }
+
+  /**
+   * Starts the outbox worker: first the jobs a stopped server left (a decision's restore, a
+   * rule's delivery), then every job as it is enqueued. Called once the sources are added, so a
+   * resumed job finds its source and its project folder.
+   */
+  async startJobs(): Promise<void> {
+    await this.worker.start();
+  }
+
+  /** Restores approved and started but not finished yet (operations and tests). */
+  pendingRestores(): Promise<RestoreJobRecord[]> {
+    return this.db.listRestoreJobs();
+  }
+
+  /** Outbox jobs in these states (operations and tests). */
+  listJobs(statuses: readonly JobStatus[]): Promise<JobRecord[]> {
+    return this.db.listJobs(statuses);
+  }
+
+  /** Resolves when the outbox has nothing running (tests). */
+  jobsIdle(): Promise<void> {
+    return this.worker.idle();
   }
 
   async stop(): Promise<void> {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.sweepTimer = null;
+    await this.sweeping;
+    await this.worker.stop();
     for (const source of this.sources.values()) {
       try {
         await source.stop();
@@ -227,8 +326,8 @@ export class Engine {
     }));
   }
 
-  sourceOf(sessionId: string): Source | undefined {
-    const session = this.store.getSession(sessionId);
+  async sourceOf(sessionId: string): Promise<Source | undefined> {
+    const session = await this.db.getSession(sessionId);
     return session ? this.sources.get(session.source) : undefined;
   }
 
@@ -237,18 +336,18 @@ export class Engine {
       logger: this.logger,
       now: () => this.now(),
       ensureSession: (spec) => this.ensureSession(sourceId, spec),
-      findSession: (id) => {
-        const s = this.store.getSession(id);
+      findSession: async (id) => {
+        const s = await this.db.getSession(id);
         return s ? this.sessionInfo(s) : null;
       },
       append: (id, drafts) => this.append(id, drafts),
       groupCommit: (fn) => this.groupCommit(fn),
-      hasForeignId: (id, foreignId) => this.store.hasForeignId(id, foreignId),
-      findQuestion: (id, questionId) => this.store.getQuestion(id, questionId),
-      findApproval: (id, toolCallId) => {
-        const call = this.store.getToolCall(toolCallId);
+      hasForeignId: (id, foreignId) => this.db.hasForeignId(id, foreignId),
+      findQuestion: (id, questionId) => this.db.getQuestion(id, questionId),
+      findApproval: async (id, toolCallId) => {
+        const call = await this.db.getToolCall(toolCallId);
         if (!call || call.sessionId !== id || !call.approvalId) return null;
-        const approval = this.store.getApproval(call.approvalId);
+        const approval = await this.db.getApproval(call.approvalId);
         return approval
           ? {
               approvalId: approval.approvalId,
@@ -273,46 +372,46 @@ export class Engine {
    * updates the current state. Subscribers are woken after the commit. Drafts whose foreignId is
    * already stored are skipped (a bridge re-reading history appends nothing twice).
    */
-  append(sessionId: string, drafts: EventDraft[]): StoredEvent[] {
+  async append(sessionId: string, drafts: EventDraft[]): Promise<StoredEvent[]> {
     for (const draft of drafts) validateDraft(draft);
-    const group = this.groupSessions;
-    const effects: AfterCommit[] = [];
-    const stored = this.store.transaction(() => {
-      const found = group?.get(sessionId) ?? this.store.getSession(sessionId);
+    return this.kernel.write(async () => {
+      const group = this.kernel.groupOf();
+      // Appenders of one session queue here (a row lock on PostgreSQL), so seq has no gap.
+      await this.db.lockSession(sessionId);
+      const found = group?.get(sessionId) ?? (await this.db.getSession(sessionId));
       if (!found) throw new StudioError(ErrorCode.SESSION_NOT_FOUND, `No session ${sessionId}.`);
-      // In a group commit, a copy: a refused append (its savepoint rolled back) leaves the cached record as it was.
+      // In a group commit, a copy: a refused append leaves the cached record as it was.
       const session = group ? { ...found } : found;
+      const effects: AfterCommit[] = [];
       const out: StoredEvent[] = [];
       const queue = [...drafts];
       const expanded = new Set<EventDraft>();
       while (queue.length > 0) {
         const draft = queue.shift()!;
-        if (draft.foreignId && this.store.hasForeignId(sessionId, draft.foreignId)) continue;
+        if (draft.foreignId && (await this.db.hasForeignId(sessionId, draft.foreignId))) continue;
         // Whatever ends what an approval waits on revokes it first, in this same commit.
         if (!expanded.has(draft)) {
           expanded.add(draft);
-          const before = revocationsBefore(this.store, sessionId, draft);
+          const before = await revocationsBefore(this.db, sessionId, draft);
           if (before.drafts.length > 0) {
             queue.unshift(...before.drafts, draft);
             for (const approval of before.revoked) effects.push({ kind: 'revoked', approval });
             continue;
           }
         }
-        out.push(this.appendOne(session, draft));
-        queue.unshift(...this.afterAppended(session, draft, effects));
+        out.push(await this.appendOne(session, draft));
+        queue.unshift(...(await this.afterAppended(session, draft, effects)));
       }
       if (out.length > 0) {
         if (group) group.set(sessionId, session);
-        else this.store.putSession(session);
+        else await this.db.putSession(session);
+        // Delivered after commit (the store's notifications); subscribers then pull.
+        this.db.notify(SESSION_CHANNEL, sessionId);
+        this.db.notify(SESSION_UPDATE_CHANNEL, sessionId);
       }
+      if (effects.length > 0) this.kernel.afterCommit(() => this.runAfterCommit(effects));
       return out;
     });
-    if (stored.length > 0) {
-      this.notifier.notifySession(sessionId);
-      this.notifier.notifySessionUpdate(sessionId);
-    }
-    if (effects.length > 0) setImmediate(() => this.runAfterCommit(effects));
-    return stored;
   }
 
   /** projectId -> the source that starts sessions in it (absent: the demo agent). */
@@ -324,11 +423,15 @@ export class Engine {
   }
 
   /** Every registered project folder, by name. */
-  listProjects(): ProjectRecord[] {
-    return [...this.workspaces.keys()]
-      .map((id) => this.store.getProject(id))
-      .filter((p): p is ProjectRecord => p !== null)
-      .sort((a, b) => a.name.localeCompare(b.name));
+  async listProjects(): Promise<ProjectRecord[]> {
+    return this.kernel.read(async (tx) => {
+      const found: ProjectRecord[] = [];
+      for (const id of this.workspaces.keys()) {
+        const project = await tx.getProject(id);
+        if (project) found.push(project);
+      }
+      return found.sort((a, b) => a.name.localeCompare(b.name));
+    });
   }
 
   /** The source that can start sessions in a project (null: none can). */
@@ -336,31 +439,17 @@ export class Engine {
     return this.projectSources.get(projectId) ?? (this.sources.has('demo') ? 'demo' : null);
   }
 
-  /** Session records appended to in the current group commit, written once at its end. */
-  private groupSessions: Map<string, SessionRecord> | null = null;
-
   /**
    * Group commit for a source's ingest slice (slicedIngest.ts): every append inside joins one
-   * transaction (better-sqlite3 savepoints), so the slice costs one commit and one fsync, and each
-   * session's record is written once at the end instead of once per append.
+   * transaction, so the slice costs one commit and one fsync, and each session's record is
+   * written once at the end instead of once per append.
    */
-  groupCommit<T>(fn: () => T): T {
-    if (this.groupSessions) return fn();
-    const sessions = new Map<string, SessionRecord>();
-    this.groupSessions = sessions;
-    try {
-      return this.store.transaction(() => {
-        const result = fn();
-        for (const session of sessions.values()) this.store.putSession(session);
-        return result;
-      });
-    } finally {
-      this.groupSessions = null;
-    }
+  async groupCommit<T>(fn: () => Promise<T>): Promise<T> {
+    return this.kernel.group(fn);
   }
 
   /** Inserts one event with the next seq and folds it into the current state. */
-  private appendOne(session: SessionRecord, draft: EventDraft): StoredEvent {
+  private async appendOne(session: SessionRecord, draft: EventDraft): Promise<StoredEvent> {
     const sessionId = session.sessionId;
     const seq = (BigInt(session.lastEventSeq) + 1n).toString();
     const createdAt = this.iso();
@@ -392,7 +481,7 @@ export class Engine {
       version: EVENT_PROTOCOL_VERSION,
       createdAt,
     };
-    this.store.insertEvent({
+    await this.db.insertEvent({
       sessionId,
       seq: BigInt(seq),
       eventId: event.eventId,
@@ -402,7 +491,7 @@ export class Engine {
       payload: JSON.stringify(served),
       foreignId: foreignId ?? null,
     });
-    project(this.store, session, event);
+    await project(this.db, session, event);
     session.lastEventSeq = seq;
     session.updatedAt = createdAt;
     return event;
@@ -413,31 +502,42 @@ export class Engine {
    * while the kill switch is on, or decided by a matching approval rule; a run a runtime starts
    * while the kill switch is on is stopped after the commit.
    */
-  private afterAppended(
+  private async afterAppended(
     session: SessionRecord,
     draft: EventDraft,
     effects: AfterCommit[],
-  ): EventDraft[] {
-    const policy = this.policy(session.appId);
+  ): Promise<EventDraft[]> {
+    const policy = await this.policy(session.appId);
     if (draft.type === 'RUN_STARTED' && agentsStopped(policy)) {
       effects.push({ kind: 'stopRun', sessionId: session.sessionId, runId: draft.runId });
       return [];
     }
     if (draft.type !== 'APPROVAL_REQUESTED') return [];
-    const approval = this.store.getApproval(draft.approvalId);
+    const approval = await this.db.getApproval(draft.approvalId);
     if (!approval || approval.status !== 'PENDING') return [];
     if (agentsStopped(policy)) {
       effects.push({ kind: 'revoked', approval });
-      return revocationDrafts(this.store, approval, 'the kill switch is on');
+      return await revocationDrafts(this.db, approval, 'the kill switch is on');
     }
-    const rule = decidingRule(this.store, session, approval, this.now());
+    const rule = await decidingRule(this.db, session, approval, this.now());
     if (!rule) return [];
-    noteRuleUse(this.store, rule, approval.toolCallId, this.iso());
-    effects.push({
-      kind: 'ruled',
-      approvalId: approval.approvalId,
-      approved: rule.effect === 'ALLOW',
-    });
+    await noteRuleUse(this.db, rule, approval.toolCallId, this.iso());
+    const ruledCall = await this.db.getToolCall(approval.toolCallId);
+    if (ruledCall)
+      // The runtime hears the rule's decision from the outbox, after this commit.
+      await this.enqueueDecision(
+        {
+          sessionId: approval.sessionId,
+          runId: approval.runId,
+          toolCallId: ruledCall.toolCallId,
+          toolName: ruledCall.toolName,
+          approvalId: approval.approvalId,
+          argumentHash: approval.argumentHash,
+          approved: rule.effect === 'ALLOW',
+          reason: rule.effect === 'ALLOW' ? null : `Denied by rule "${rule.name}".`,
+        },
+        true,
+      );
     const base = {
       ...approvalFieldsOf(approval),
       studioRuleId: rule.ruleId,
@@ -445,7 +545,7 @@ export class Engine {
       studioDecidedBy: null,
     };
     if (rule.effect === 'ALLOW') return [{ type: 'APPROVAL_GRANTED', status: 'GRANTED', ...base }];
-    const call = this.store.getToolCall(approval.toolCallId);
+    const call = await this.db.getToolCall(approval.toolCallId);
     const message = `Denied by rule "${rule.name}".`;
     return [
       { type: 'APPROVAL_DENIED', status: 'DENIED', decisionReason: message, ...base },
@@ -465,12 +565,10 @@ export class Engine {
     ];
   }
 
-  private runAfterCommit(effects: AfterCommit[]): void {
+  private async runAfterCommit(effects: AfterCommit[]): Promise<void> {
     for (const effect of effects) {
       try {
-        if (effect.kind === 'revoked') this.tellRevoked(effect.approval);
-        else if (effect.kind === 'ruled')
-          void this.afterRuleDecision(effect.approvalId, effect.approved);
+        if (effect.kind === 'revoked') await this.tellRevoked(effect.approval);
         else void this.stopRun(effect.sessionId, effect.runId, 'The kill switch is on.');
       } catch (error) {
         this.logger.error('after-commit step failed', { kind: effect.kind, error: String(error) });
@@ -478,10 +576,10 @@ export class Engine {
     }
   }
 
-  private tellRevoked(approval: ApprovalRecord): void {
-    const call = this.store.getToolCall(approval.toolCallId);
+  private async tellRevoked(approval: ApprovalRecord): Promise<void> {
+    const call = await this.db.getToolCall(approval.toolCallId);
     if (!call || ENGINE_TOOLS.has(call.toolName)) return;
-    this.sourceOf(approval.sessionId)?.onApprovalRevoked?.({
+    (await this.sourceOf(approval.sessionId))?.onApprovalRevoked?.({
       sessionId: approval.sessionId,
       runId: approval.runId,
       toolCallId: approval.toolCallId,
@@ -491,44 +589,10 @@ export class Engine {
     });
   }
 
-  /** A rule decided an approval (recorded): the source hears it like a human decision. */
-  private async afterRuleDecision(approvalId: string, approved: boolean): Promise<void> {
-    const approval = this.store.getApproval(approvalId);
-    const call = approval ? this.store.getToolCall(approval.toolCallId) : null;
-    if (!approval || !call) return;
-    const decision: ToolDecision = {
-      sessionId: approval.sessionId,
-      runId: approval.runId,
-      toolCallId: call.toolCallId,
-      toolName: call.toolName,
-      approvalId,
-      argumentHash: approval.argumentHash,
-      approved,
-      reason: approval.decisionReason,
-    };
-    this.afterDecision(decision);
-    const source = this.sourceOf(approval.sessionId);
-    if (ENGINE_TOOLS.has(call.toolName) || !source?.deliverDecision) return;
-    try {
-      await source.deliverDecision(decision);
-    } catch (error) {
-      // The rule's decision is recorded; the runtime did not take it. Say so in the timeline.
-      this.append(approval.sessionId, [
-        {
-          type: 'STUDIO_LOG',
-          runId: approval.runId,
-          level: 'warn',
-          message: `Rule "${approval.ruleName ?? approval.ruleId}" decided ${call.toolName}, but the runtime did not take the decision: ${error instanceof Error ? error.message : String(error)}`,
-          origin: 'approval-rules',
-        },
-      ]);
-    }
-  }
-
   /** Cancels a run on its source and records RUN_CANCELLED (its approvals are revoked with it). */
   private async stopRun(sessionId: string, runId: string, reason: string): Promise<void> {
-    const session = this.store.getSession(sessionId);
-    const run = this.store.getRun(runId);
+    const session = await this.db.getSession(sessionId);
+    const run = await this.db.getRun(runId);
     if (!session || !run || TERMINAL_RUN_STATUSES.has(run.status)) return;
     const source = this.sources.get(session.source);
     try {
@@ -536,28 +600,41 @@ export class Engine {
     } catch (error) {
       this.logger.warn('source could not cancel a run', { runId, error: String(error) });
     }
-    this.endRun(sessionId, runId, 'RUN_CANCELLED', reason);
+    await this.endRun(sessionId, runId, 'RUN_CANCELLED', reason);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Approval rules (approvalRules.ts)
+  // ------------------------------------------------------------------------------------------
+
+  createApprovalRule(input: CreateRuleInput, by: string | null): Promise<ApprovalRuleRecord> {
+    return this.kernel.write(async () => {
+      const rule = await buildRule(this.db, input, this.iso(), by);
+      await this.db.putApprovalRule(rule);
+      return rule;
+    });
+  }
+
+  updateApprovalRule(input: UpdateRuleInput): Promise<ApprovalRuleRecord> {
+    return this.kernel.write(() => updateRule(this.db, input, this.iso()));
+  }
+
+  revokeApprovalRule(ruleId: string, by: string | null): Promise<ApprovalRuleRecord> {
+    return this.kernel.write(() => revokeRule(this.db, ruleId, this.iso(), by));
   }
 
   // ------------------------------------------------------------------------------------------
   // Agent policy (kill switch)
   // ------------------------------------------------------------------------------------------
 
-  private readonly policies = new Map<string, AgentPolicyRecord>();
-
-  /** The app's policy (cached: only setPolicy writes it). */
-  policy(appId: string): AgentPolicyRecord {
-    let policy = this.policies.get(appId);
-    if (!policy) {
-      policy = readPolicy(this.store, appId, this.iso());
-      this.policies.set(appId, policy);
-    }
-    return policy;
+  /** The app's policy, as stored (read in the caller's transaction: every instance sees one switch). */
+  async policy(appId: string): Promise<AgentPolicyRecord> {
+    return readPolicy(this.db, appId, this.iso());
   }
 
   /** Throws AGENT_DISABLED while the app's kill switch is on (or agents are disabled). */
-  requireAgentsRunning(appId: string): void {
-    const policy = this.policy(appId);
+  async requireAgentsRunning(appId: string): Promise<void> {
+    const policy = await this.policy(appId);
     if (agentsStopped(policy))
       throw new StudioError(
         ErrorCode.DISABLED,
@@ -574,34 +651,42 @@ export class Engine {
    */
   async setPolicy(input: SetPolicyInput, by: string | null): Promise<AgentPolicyRecord> {
     this.requireApp(input.appId);
-    const { before, after } = writePolicy(this.store, input, this.iso(), by);
-    this.policies.set(input.appId, after);
+    const { before, after } = await this.kernel.write(async (tx) => {
+      const written = await writePolicy(this.db, input, this.iso(), by);
+      tx.notify(SOURCES_CHANNEL, '');
+      return written;
+    });
     if (agentsStopped(after) && !agentsStopped(before)) {
       const reason = 'The kill switch stopped every agent.';
-      for (const session of this.store.listAllSessions()) {
+      for (const session of await this.db.listAllSessions()) {
         if (session.appId !== input.appId) continue;
         if (session.currentRunId)
           await this.stopRun(session.sessionId, session.currentRunId, reason);
-        const pending = this.store.listPendingApprovals(session.sessionId);
+        const pending = await this.db.listPendingApprovals(session.sessionId);
         if (pending.length > 0)
-          this.append(
+          await this.append(
             session.sessionId,
-            pending.flatMap((a) =>
-              revocationDrafts(this.store, a, 'the kill switch is on', { revokedBy: by }),
-            ),
+            (
+              await Promise.all(
+                pending.map((a) =>
+                  revocationDrafts(this.db, a, 'the kill switch is on', { revokedBy: by }),
+                ),
+              )
+            ).flat(),
           );
-        for (const approval of pending) this.tellRevoked(approval);
+        for (const approval of pending) await this.tellRevoked(approval);
       }
     }
-    this.notifier.notifySources();
     return after;
   }
 
-  private ensureSession(sourceId: string, spec: SessionSpec): SessionInfo {
-    const existing = this.store.getSession(spec.sessionId);
+  private async ensureSession(sourceId: string, spec: SessionSpec): Promise<SessionInfo> {
+    const existing = await this.db.getSession(spec.sessionId);
     if (existing) return this.sessionInfo(existing);
     const createdAt = this.iso();
-    this.store.transaction(() => {
+    await this.kernel.write(async () => {
+      // Checked again inside the transaction: of two racing creations, one creates.
+      if (await this.db.getSession(spec.sessionId)) return;
       const record: SessionRecord = {
         sessionId: spec.sessionId,
         appId: LOCAL_APP_ID,
@@ -622,28 +707,28 @@ export class Engine {
         updatedAt: createdAt,
         closedAt: null,
       };
-      this.store.putSession(record);
-      this.append(spec.sessionId, [
+      await this.db.putSession(record);
+      await this.append(spec.sessionId, [
         { type: 'SESSION_CREATED', reason: sourceId },
         { type: 'MODE_SELECTED', mode: spec.mode },
       ]);
     });
-    return this.sessionInfo(this.requireSession(spec.sessionId));
+    return this.sessionInfo(await this.requireSession(spec.sessionId));
   }
 
   /** Creates a session from CreateAgentSessionInput (owned by the demo agent when present). */
-  createSession(input: {
+  async createSession(input: {
     appId: string;
     projectId?: string | null;
     mode: AgentMode;
     requestedModel?: string | null;
-  }): SessionRecord {
+  }): Promise<SessionRecord> {
     this.requireApp(input.appId);
     if (input.mode === 'BUILD' && !input.projectId)
       throw new StudioError(ErrorCode.BAD_REQUEST, 'BUILD mode needs a projectId.', {
         field: 'projectId',
       });
-    if (input.projectId && !this.store.getProject(input.projectId))
+    if (input.projectId && !(await this.db.getProject(input.projectId)))
       throw new StudioError(ErrorCode.BAD_REQUEST, `No project ${input.projectId}.`, {
         field: 'projectId',
       });
@@ -659,7 +744,7 @@ export class Engine {
         },
       );
     const sessionId = `ses_${randomUUID()}`;
-    this.ensureSession(source.sourceId, {
+    await this.ensureSession(source.sourceId, {
       sessionId,
       title: '',
       mode: input.mode,
@@ -668,15 +753,15 @@ export class Engine {
       model: source.sourceId === 'demo' ? 'studio-offline-agent' : null,
       projectId: input.projectId ?? null,
     });
-    return this.requireSession(sessionId);
+    return await this.requireSession(sessionId);
   }
 
   // ------------------------------------------------------------------------------------------
   // Reads
   // ------------------------------------------------------------------------------------------
 
-  requireSession(sessionId: string): SessionRecord {
-    const session = this.store.getSession(sessionId);
+  async requireSession(sessionId: string): Promise<SessionRecord> {
+    const session = await this.db.getSession(sessionId);
     if (!session || session.appId !== LOCAL_APP_ID)
       throw new StudioError(ErrorCode.SESSION_NOT_FOUND, `No session ${sessionId}.`);
     return session;
@@ -708,11 +793,13 @@ export class Engine {
     return registryDigest(toolsForMode(mode));
   }
 
-  checkpointsSupported(sessionId: string): { supported: boolean; reason: string | null } {
-    const session = this.requireSession(sessionId);
+  async checkpointsSupported(
+    sessionId: string,
+  ): Promise<{ supported: boolean; reason: string | null }> {
+    const session = await this.requireSession(sessionId);
     const source = this.sources.get(session.source);
     if (session.projectId) {
-      const unavailable = this.store.getProject(session.projectId)?.unavailableReason;
+      const unavailable = (await this.db.getProject(session.projectId))?.unavailableReason;
       if (unavailable)
         return { supported: false, reason: `The project is unavailable: ${unavailable}` };
       return { supported: true, reason: null };
@@ -733,8 +820,8 @@ export class Engine {
   // ------------------------------------------------------------------------------------------
 
   /** Throws unless `clientEpoch` is the session's current attached epoch. */
-  requireAttached(sessionId: string, clientEpoch: string): SessionRecord {
-    const session = this.requireSession(sessionId);
+  async requireAttached(sessionId: string, clientEpoch: string): Promise<SessionRecord> {
+    const session = await this.requireSession(sessionId);
     if (!isDecimalString(clientEpoch))
       throw new StudioError(ErrorCode.BAD_REQUEST, 'clientEpoch must be a decimal string.', {
         field: 'clientEpoch',
@@ -755,33 +842,33 @@ export class Engine {
       throw new StudioError(ErrorCode.SESSION_CLOSED, `Session ${session.sessionId} is closed.`);
   }
 
-  attach(input: {
+  async attach(input: {
     sessionId: string;
     clientInstanceId?: string | null;
     reviewer?: string | null;
-  }): {
+  }): Promise<{
     session: SessionRecord;
     clientEpoch: string;
     replayAfterSeq: string;
-  } {
+  }> {
     const instance = input.clientInstanceId ?? `anon-${randomUUID()}`;
-    return this.store.transaction(() => {
-      const session = this.requireSession(input.sessionId);
+    return await this.kernel.write(async () => {
+      const session = await this.requireSession(input.sessionId);
       this.requireOpen(session);
       const epoch = (BigInt(session.currentClientEpoch) + 1n).toString();
       const drafts: EventDraft[] = [];
-      for (const client of this.store.listAttachedClients())
+      for (const client of await this.db.listAttachedClients())
         if (client.sessionId === session.sessionId) {
-          this.store.putClient({ ...client, attached: false });
+          await this.db.putClient({ ...client, attached: false });
           drafts.push({
             type: 'CLIENT_DETACHED',
             clientEpoch: client.epoch,
             reason: 'CLIENT_REATTACHED',
           });
         }
-      const previous = this.store.getClient(session.sessionId, instance);
+      const previous = await this.db.getClient(session.sessionId, instance);
       const replayAfterSeq = previous?.ackedSeq ?? '0';
-      this.store.putClient({
+      await this.db.putClient({
         sessionId: session.sessionId,
         clientInstanceId: instance,
         epoch,
@@ -797,9 +884,9 @@ export class Engine {
         replayAfterSeq,
         studioReviewer: input.reviewer ?? null,
       });
-      this.append(session.sessionId, drafts);
+      await this.append(session.sessionId, drafts);
       return {
-        session: this.requireSession(session.sessionId),
+        session: await this.requireSession(session.sessionId),
         clientEpoch: epoch,
         replayAfterSeq,
       };
@@ -807,30 +894,32 @@ export class Engine {
   }
 
   /** Who controls the session now (the attached client's reviewer and since when), or null. */
-  controllerOf(sessionId: string): { reviewer: string | null; since: string | null } | null {
-    const session = this.store.getSession(sessionId);
+  async controllerOf(
+    sessionId: string,
+  ): Promise<{ reviewer: string | null; since: string | null } | null> {
+    const session = await this.db.getSession(sessionId);
     if (!session?.attachedEpoch) return null;
-    const client = this.attachedClient(sessionId, session.attachedEpoch);
+    const client = await this.attachedClient(sessionId, session.attachedEpoch);
     return client ? { reviewer: client.reviewer ?? null, since: client.attachedAt ?? null } : null;
   }
 
-  private attachedClient(sessionId: string, epoch: string) {
+  private async attachedClient(sessionId: string, epoch: string) {
     return (
-      this.store
-        .listAttachedClients()
-        .find((c) => c.sessionId === sessionId && c.epoch === epoch) ?? null
+      (await this.db.listAttachedClients()).find(
+        (c) => c.sessionId === sessionId && c.epoch === epoch,
+      ) ?? null
     );
   }
 
-  heartbeat(input: { sessionId: string; clientEpoch: string }): {
+  async heartbeat(input: { sessionId: string; clientEpoch: string }): Promise<{
     serverTime: string;
     playLeaseFreshUntil: string | null;
     workspaceLeaseExpiresAt: string | null;
-  } {
-    const session = this.requireAttached(input.sessionId, input.clientEpoch);
-    const client = this.attachedClient(session.sessionId, input.clientEpoch);
-    if (client) this.store.putClient({ ...client, lastHeartbeatMs: this.now() });
-    const leases = this.store.listActiveLeases(session.sessionId);
+  }> {
+    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
+    const client = await this.attachedClient(session.sessionId, input.clientEpoch);
+    if (client) await this.db.putClient({ ...client, lastHeartbeatMs: this.now() });
+    const leases = await this.db.listActiveLeases(session.sessionId);
     const workspace = leases.find((l) => l.kind === 'WORKSPACE');
     const play = leases.find((l) => l.kind === 'PLAY');
     return {
@@ -840,10 +929,14 @@ export class Engine {
     };
   }
 
-  acknowledge(input: { sessionId: string; clientEpoch: string; throughSeq: string }): {
+  async acknowledge(input: {
+    sessionId: string;
+    clientEpoch: string;
     throughSeq: string;
-  } {
-    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+  }): Promise<{
+    throughSeq: string;
+  }> {
+    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
     if (
       !isDecimalString(input.throughSeq) ||
       compareSeq(input.throughSeq, session.lastEventSeq) > 0
@@ -853,11 +946,11 @@ export class Engine {
         `throughSeq ${input.throughSeq} is past the committed history (last seq ${session.lastEventSeq}).`,
         { field: 'throughSeq' },
       );
-    const client = this.attachedClient(session.sessionId, input.clientEpoch);
+    const client = await this.attachedClient(session.sessionId, input.clientEpoch);
     if (!client) throw new StudioError(ErrorCode.CLIENT_EPOCH_STALE, 'This attachment is gone.');
     const acked =
       compareSeq(input.throughSeq, client.ackedSeq) > 0 ? input.throughSeq : client.ackedSeq;
-    this.store.putClient({ ...client, ackedSeq: acked });
+    await this.db.putClient({ ...client, ackedSeq: acked });
     return { throughSeq: acked };
   }
 
@@ -865,13 +958,13 @@ export class Engine {
   // Session control
   // ------------------------------------------------------------------------------------------
 
-  setMode(input: {
+  async setMode(input: {
     sessionId: string;
     clientEpoch: string;
     mode: AgentMode;
     projectId?: string | null;
-  }): SessionRecord {
-    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+  }): Promise<SessionRecord> {
+    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
     this.requireOpen(session);
     if (input.mode === 'PLAY')
       throw new StudioError(
@@ -884,8 +977,8 @@ export class Engine {
         field: 'projectId',
       });
     if (session.mode !== input.mode)
-      this.append(session.sessionId, [{ type: 'MODE_SELECTED', mode: input.mode }]);
-    return this.requireSession(session.sessionId);
+      await this.append(session.sessionId, [{ type: 'MODE_SELECTED', mode: input.mode }]);
+    return await this.requireSession(session.sessionId);
   }
 
   async sendMessage(input: {
@@ -894,9 +987,9 @@ export class Engine {
     content: string;
     author?: string | null;
   }): Promise<string> {
-    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
     this.requireOpen(session);
-    this.requireAgentsRunning(session.appId);
+    await this.requireAgentsRunning(session.appId);
     if (session.status === 'PAUSED')
       throw new StudioError(ErrorCode.SESSION_CLOSED, 'The session is paused.', {
         remediation: 'Resume it first.',
@@ -931,8 +1024,8 @@ export class Engine {
     return runId;
   }
 
-  pause(input: { sessionId: string; clientEpoch: string }): SessionRecord {
-    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+  async pause(input: { sessionId: string; clientEpoch: string }): Promise<SessionRecord> {
+    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
     this.requireOpen(session);
     if (session.status !== 'PAUSED') {
       const drafts: EventDraft[] = [{ type: 'SESSION_PAUSED', reason: 'HUMAN_STOP' }];
@@ -942,21 +1035,21 @@ export class Engine {
           runId: session.currentRunId,
           reason: 'Paused by a human.',
         });
-      this.append(session.sessionId, drafts);
+      await this.append(session.sessionId, drafts);
     }
-    return this.requireSession(session.sessionId);
+    return await this.requireSession(session.sessionId);
   }
 
-  resume(input: { sessionId: string; clientEpoch: string }): SessionRecord {
-    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+  async resume(input: { sessionId: string; clientEpoch: string }): Promise<SessionRecord> {
+    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
     this.requireOpen(session);
     if (session.status === 'PAUSED') {
       const drafts: EventDraft[] = [{ type: 'SESSION_RESUMED' }];
       if (session.currentRunId)
         drafts.push({ type: 'RUN_STARTED', runId: session.currentRunId, reason: 'RESUMED' });
-      this.append(session.sessionId, drafts);
+      await this.append(session.sessionId, drafts);
     }
-    return this.requireSession(session.sessionId);
+    return await this.requireSession(session.sessionId);
   }
 
   async cancelRun(input: {
@@ -964,10 +1057,10 @@ export class Engine {
     clientEpoch: string;
     runId?: string | null;
   }): Promise<string> {
-    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
     const runId = input.runId ?? session.currentRunId;
     if (!runId) throw new StudioError(ErrorCode.RUN_NOT_ACTIVE, 'No run is active.');
-    const run = this.store.getRun(runId);
+    const run = await this.db.getRun(runId);
     if (!run || run.sessionId !== session.sessionId)
       throw new StudioError(ErrorCode.RUN_NOT_ACTIVE, `No run ${runId}.`);
     if (TERMINAL_RUN_STATUSES.has(run.status))
@@ -977,21 +1070,21 @@ export class Engine {
       );
     const source = this.sources.get(session.source);
     if (source?.cancelRun) await source.cancelRun(this.sessionInfo(session), runId);
-    this.endRun(session.sessionId, runId, 'RUN_CANCELLED', 'Cancelled by a human.');
+    await this.endRun(session.sessionId, runId, 'RUN_CANCELLED', 'Cancelled by a human.');
     return runId;
   }
 
   /** Ends a run with RUN_*; `append` first revokes its pending approvals and cancels their calls. */
-  endRun(
+  async endRun(
     sessionId: string,
     runId: string,
     type: 'RUN_CANCELLED' | 'RUN_FAILED' | 'RUN_SUCCEEDED' | 'RUN_PREEMPTED',
     reason: string,
     error?: { code: string; message: string } | null,
-  ): void {
-    const run = this.store.getRun(runId);
+  ): Promise<void> {
+    const run = await this.db.getRun(runId);
     if (!run || TERMINAL_RUN_STATUSES.has(run.status)) return;
-    this.append(sessionId, [
+    await this.append(sessionId, [
       {
         type,
         runId,
@@ -1003,21 +1096,21 @@ export class Engine {
   }
 
   async closeSession(input: { sessionId: string; clientEpoch: string }): Promise<SessionRecord> {
-    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
     if (session.status === 'CLOSED') return session;
     if (session.currentRunId) {
       const source = this.sources.get(session.source);
       if (source?.cancelRun)
         await source.cancelRun(this.sessionInfo(session), session.currentRunId);
-      this.endRun(
+      await this.endRun(
         session.sessionId,
         session.currentRunId,
         'RUN_CANCELLED',
         'The session was closed.',
       );
     }
-    this.append(session.sessionId, [{ type: 'SESSION_CLOSED', reason: 'HUMAN_STOP' }]);
-    return this.requireSession(session.sessionId);
+    await this.append(session.sessionId, [{ type: 'SESSION_CLOSED', reason: 'HUMAN_STOP' }]);
+    return await this.requireSession(session.sessionId);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -1052,12 +1145,12 @@ export class Engine {
    * The diff of proposed file changes against the session's project folder, and the targets
    * (path + current content hash) the argument hash binds. Null when the session has no project.
    */
-  proposalDiff(sessionId: string, changes: ProposedFileChange[]) {
-    const project = this.projectOfSession(sessionId);
+  async proposalDiff(sessionId: string, changes: ProposedFileChange[]) {
+    const project = await this.projectOfSession(sessionId);
     if (!project) return null;
-    const ws = this.workspace(project.projectId);
+    const ws = await this.workspace(project.projectId);
     const hashes = new Map(
-      this.projectFiles(project.projectId).map((f) => [f.path, f.contentHash]),
+      (await this.projectFiles(project.projectId)).map((f) => [f.path, f.contentHash]),
     );
     return computeProposalDiff(changes, (path) => {
       const contentHash = hashes.get(path) ?? null;
@@ -1072,11 +1165,14 @@ export class Engine {
   }
 
   /** The target files whose content changed since the call's diff was made (by path). */
-  private changedTargets(call: ToolCallRecord): string[] {
+  private async changedTargets(call: ToolCallRecord): Promise<string[]> {
     if (!call.diff || call.diff.files.length === 0) return [];
-    const project = this.projectOfSession(call.sessionId);
+    const project = await this.projectOfSession(call.sessionId);
     const now = new Map(
-      (project ? this.projectFiles(project.projectId) : []).map((f) => [f.path, f.contentHash]),
+      (project ? await this.projectFiles(project.projectId) : []).map((f) => [
+        f.path,
+        f.contentHash,
+      ]),
     );
     return call.diff.files
       .filter((f) => (now.get(f.path) ?? null) !== f.beforeHash)
@@ -1088,12 +1184,12 @@ export class Engine {
    * APPROVAL_REQUESTED, in one commit. Returns the approval (already decided when a rule
    * matched, revoked when the kill switch is on).
    */
-  proposeWithApproval(input: ProposeInput): ApprovalRecord {
-    const session = this.requireSession(input.sessionId);
+  async proposeWithApproval(input: ProposeInput): Promise<ApprovalRecord> {
+    const session = await this.requireSession(input.sessionId);
     const toolCallId = input.toolCallId ?? `tc_${randomUUID()}`;
     const argumentsJson = canonicalJson(input.arguments);
     const diffed = input.fileChanges
-      ? this.proposalDiff(session.sessionId, input.fileChanges)
+      ? await this.proposalDiff(session.sessionId, input.fileChanges)
       : null;
     const argumentHash = this.argumentHash(
       session.sessionId,
@@ -1106,7 +1202,7 @@ export class Engine {
     const approvalId = `ap_${randomUUID()}`;
     const ttl = Math.min(input.ttlMs ?? this.approvalTtlMs, APPROVAL_TTL_MAX_MS);
     const expiresAt = this.iso(this.now() + ttl);
-    this.append(session.sessionId, [
+    await this.append(session.sessionId, [
       {
         type: 'TOOL_PROPOSED',
         runId: input.runId,
@@ -1135,7 +1231,7 @@ export class Engine {
         expiresAt,
       },
     ]);
-    const approval = this.store.getApproval(approvalId);
+    const approval = await this.db.getApproval(approvalId);
     if (!approval) throw new Error('approval vanished');
     return approval;
   }
@@ -1152,19 +1248,19 @@ export class Engine {
   }
 
   /** Finds and checks one decision; throws the StudioError that refuses it. */
-  private checkDecision(input: DecideInput & { approve: boolean }): {
+  private async checkDecision(input: DecideInput & { approve: boolean }): Promise<{
     session: SessionRecord;
     call: ToolCallRecord;
     approval: ApprovalRecord;
-  } {
-    const session = this.requireSession(input.sessionId);
-    const call = this.store.getToolCall(input.toolCallId);
+  }> {
+    const session = await this.requireSession(input.sessionId);
+    const call = await this.db.getToolCall(input.toolCallId);
     if (!call || call.sessionId !== session.sessionId)
       throw new StudioError(
         ErrorCode.APPROVAL_MISMATCH,
         `No tool call ${input.toolCallId} in this session.`,
       );
-    const approval = call.approvalId ? this.store.getApproval(call.approvalId) : null;
+    const approval = call.approvalId ? await this.db.getApproval(call.approvalId) : null;
     if (!approval)
       throw new StudioError(
         ErrorCode.APPROVAL_MISMATCH,
@@ -1172,7 +1268,7 @@ export class Engine {
       );
     // A revoked approval says so whatever else changed (closed session, lapsed control).
     if (approval.status === 'REVOKED') this.checkDecidable(approval, input.argumentHash);
-    this.requireAttached(input.sessionId, input.clientEpoch);
+    await this.requireAttached(input.sessionId, input.clientEpoch);
     this.requireOpen(session);
     this.checkDecidable(approval, input.argumentHash);
     return { session, call, approval };
@@ -1213,56 +1309,67 @@ export class Engine {
         },
       );
     };
-    const checkAll = () => {
+    const asStudioError = (error: unknown) =>
+      error instanceof StudioError ? error : new StudioError(ErrorCode.BAD_REQUEST, String(error));
+    const checkAll = async () => {
       const failures: { index: number; error: StudioError }[] = [];
-      const checked = inputs.map((input, index) => {
+      const checked: (Awaited<ReturnType<Engine['checkDecision']>> | null)[] = [];
+      for (const [index, input] of inputs.entries()) {
         try {
-          return this.checkDecision(input);
+          checked.push(await this.checkDecision(input));
         } catch (error) {
-          failures.push({
-            index,
-            error:
-              error instanceof StudioError
-                ? error
-                : new StudioError(ErrorCode.BAD_REQUEST, String(error)),
-          });
-          return null;
+          failures.push({ index, error: asStudioError(error) });
+          checked.push(null);
         }
-      });
+      }
       return { checked, failures };
     };
-    const first = checkAll();
-    const seen = new Set<string>();
-    first.checked.forEach((c, index) => {
-      if (!c) return;
-      if (seen.has(c.approval.approvalId) || this.deciding.has(c.approval.approvalId))
-        first.failures.push({
-          index,
-          error: new StudioError(
-            ErrorCode.APPROVAL_MISMATCH,
-            'Another decision for this approval is in progress; approvals are used once.',
-          ),
+    const inProgress = () =>
+      new StudioError(
+        ErrorCode.APPROVAL_MISMATCH,
+        'Another decision for this approval is in progress; approvals are used once.',
+      );
+    // Checked and claimed in one transaction: the claim is stored on the approval, so a second
+    // decision (from this process or another instance) is refused while this one is delivered.
+    const claim = randomUUID();
+    const checked = await this.kernel.write(async () => {
+      const first = await checkAll();
+      const seen = new Set<string>();
+      const now = this.now();
+      for (const [index, c] of first.checked.entries()) {
+        if (!c) continue;
+        await this.db.lockSession(c.session.sessionId);
+        const current = await this.db.getApproval(c.approval.approvalId);
+        const claimed = current?.decidingClaim && current.decidingClaim.untilMs > now;
+        if (seen.has(c.approval.approvalId) || claimed)
+          first.failures.push({ index, error: inProgress() });
+        seen.add(c.approval.approvalId);
+      }
+      if (first.failures.length > 0) refuse(first.failures.sort((a, b) => a.index - b.index));
+      const all = first.checked as NonNullable<(typeof first.checked)[number]>[];
+      for (const c of all)
+        await this.db.putApproval({
+          ...c.approval,
+          decidingClaim: { claim, untilMs: now + DECIDING_CLAIM_MS },
         });
-      seen.add(c.approval.approvalId);
+      return all;
     });
-    if (first.failures.length > 0) refuse(first.failures.sort((a, b) => a.index - b.index));
-    const checked = first.checked as NonNullable<(typeof first.checked)[number]>[];
-    for (const c of checked) this.deciding.add(c.approval.approvalId);
+    let recorded = false;
     try {
       // A target file that changed since its diff was shown: refuse, and revoke that approval.
       const stale: { index: number; error: StudioError }[] = [];
-      checked.forEach((c, index) => {
-        const changed = inputs[index]!.approve ? this.changedTargets(c.call) : [];
-        if (changed.length === 0) return;
-        this.append(
+      for (const [index, c] of checked.entries()) {
+        const changed = inputs[index]!.approve ? await this.changedTargets(c.call) : [];
+        if (changed.length === 0) continue;
+        await this.append(
           c.session.sessionId,
-          revocationDrafts(
-            this.store,
+          await revocationDrafts(
+            this.db,
             c.approval,
             `${changed.join(', ')} changed since the diff was shown`,
           ),
         );
-        this.tellRevoked(c.approval);
+        await this.tellRevoked(c.approval);
         stale.push({
           index,
           error: new StudioError(
@@ -1271,7 +1378,7 @@ export class Engine {
             { field: 'argumentHash', remediation: 'Ask again to see the current diff.' },
           ),
         });
-      });
+      }
       if (stale.length > 0) refuse(stale);
       const decisions = checked.map((c, index): ToolDecision => {
         const reason = inputs[index]!.reason
@@ -1305,21 +1412,34 @@ export class Engine {
           ]);
         }
       }
-      // Re-check after the awaits: an approval may have lapsed or the epoch moved meanwhile.
-      const again = checkAll();
-      if (again.failures.length > 0) refuse(again.failures);
-      this.store.transaction(() => {
+      // Recorded in one commit with what follows each decision (a job): re-checked inside it
+      // (an approval may have lapsed or the epoch moved meanwhile), and each approval moves out
+      // of PENDING by a conditional update, so of two racing decisions one is recorded.
+      const result = await this.kernel.write(async () => {
+        const again = await checkAll();
+        for (const [index, c] of again.checked.entries())
+          if (c && c.approval.decidingClaim?.claim !== claim)
+            again.failures.push({ index, error: inProgress() });
+        if (again.failures.length > 0) refuse(again.failures);
+        const decidedAt = this.iso();
         for (const decision of decisions) {
-          const current = this.store.getApproval(decision.approvalId)!;
+          const current = (await this.db.getApproval(decision.approvalId))!;
+          const won = await this.db.decideApproval({
+            ...current,
+            status: decision.approved ? 'GRANTED' : 'DENIED',
+            decidedAt,
+            decidingClaim: null,
+          });
+          if (!won) refuse([{ index: decisions.indexOf(decision), error: inProgress() }]);
           const base = { ...approvalFieldsOf(current), studioDecidedBy: decidedBy };
-          const call = this.store.getToolCall(decision.toolCallId)!;
+          const call = (await this.db.getToolCall(decision.toolCallId))!;
           if (decision.approved) {
-            this.append(decision.sessionId, [
+            await this.append(decision.sessionId, [
               { type: 'APPROVAL_GRANTED', status: 'GRANTED', ...base },
             ]);
           } else {
             const who = decidedBy && decidedBy !== 'owner' ? decidedBy : 'a human';
-            this.append(decision.sessionId, [
+            await this.append(decision.sessionId, [
               {
                 type: 'APPROVAL_DENIED',
                 status: 'DENIED',
@@ -1343,50 +1463,104 @@ export class Engine {
               },
             ]);
           }
+          // What the decision authorizes runs from the outbox, after this commit.
+          await this.enqueueDecision(decision, false);
+        }
+        const out: ApprovalRecord[] = [];
+        for (const d of decisions) out.push((await this.db.getApproval(d.approvalId))!);
+        return out;
+      });
+      recorded = true;
+      return result;
+    } finally {
+      if (!recorded) await this.releaseClaims(checked, claim);
+    }
+  }
+
+  /** Ends this decision's claims on approvals it did not decide (a refusal, a failed delivery). */
+  private async releaseClaims(
+    checked: { approval: ApprovalRecord }[],
+    claim: string,
+  ): Promise<void> {
+    try {
+      await this.kernel.write(async () => {
+        for (const c of checked) {
+          const current = await this.db.getApproval(c.approval.approvalId);
+          if (current?.status === 'PENDING' && current.decidingClaim?.claim === claim)
+            await this.db.putApproval({ ...current, decidingClaim: null });
         }
       });
-      // Let the mutation answer first; the tools run (or the runs end) right after.
-      setImmediate(() => {
-        for (const decision of decisions) this.afterDecision(decision);
-      });
-      return decisions.map((d) => this.store.getApproval(d.approvalId)!);
-    } finally {
-      for (const c of checked) this.deciding.delete(c.approval.approvalId);
+    } catch (error) {
+      // The claims lapse by themselves (DECIDING_CLAIM_MS).
+      this.logger.warn('could not release decision claims', { error: String(error) });
     }
+  }
+
+  /**
+   * Enqueues what follows a recorded decision, in the decision's transaction: `deliver` when
+   * the runtime has not heard it yet (a rule decided it inside an append).
+   */
+  private async enqueueDecision(decision: ToolDecision, deliver: boolean): Promise<void> {
+    await this.db.enqueueJob({
+      kind: 'decision',
+      key: `decision:${decision.approvalId}`,
+      payload: JSON.stringify({ decision, deliver }),
+    });
+    this.db.notify(JOBS_CHANNEL, 'decision');
+  }
+
+  /** The 'decision' job: the runtime hears a rule's decision; then afterDecision. */
+  private async runDecisionJob(job: JobRecord): Promise<void> {
+    const { decision, deliver } = JSON.parse(job.payload) as {
+      decision: ToolDecision;
+      deliver: boolean;
+    };
+    const source = await this.sourceOf(decision.sessionId);
+    if (deliver && !ENGINE_TOOLS.has(decision.toolName) && source?.deliverDecision) {
+      try {
+        await source.deliverDecision(decision);
+      } catch (error) {
+        const approval = await this.db.getApproval(decision.approvalId);
+        // The rule's decision is recorded; the runtime did not take it. Say so in the timeline.
+        await this.append(decision.sessionId, [
+          {
+            type: 'STUDIO_LOG',
+            runId: decision.runId,
+            level: 'warn',
+            message: `Rule "${approval?.ruleName ?? approval?.ruleId ?? ''}" decided ${decision.toolName}, but the runtime did not take the decision: ${error instanceof Error ? error.message : String(error)}`,
+            origin: 'approval-rules',
+          },
+        ]);
+      }
+    }
+    await this.afterDecision(decision);
   }
 
   /** What follows a recorded decision: an engine tool runs (or its run ends); a source continues. */
-  private afterDecision(decision: ToolDecision): void {
-    try {
-      if (ENGINE_TOOLS.has(decision.toolName)) {
-        if (decision.approved) this.runEngineTool(decision.toolCallId);
-        else if (decision.runId)
-          this.endRun(
-            decision.sessionId,
-            decision.runId,
-            'RUN_FAILED',
-            'The tool call was denied.',
-            {
-              code: ErrorCode.APPROVAL_DENIED,
-              message: 'The tool call was denied.',
-            },
-          );
-      } else this.sourceOf(decision.sessionId)?.onDecisionRecorded?.(decision);
-    } catch (error) {
-      this.logger.error('after-decision step failed', {
-        toolCallId: decision.toolCallId,
-        error: String(error),
-      });
-    }
+  private async afterDecision(decision: ToolDecision): Promise<void> {
+    if (ENGINE_TOOLS.has(decision.toolName)) {
+      if (decision.approved) await this.runEngineTool(decision.toolCallId);
+      else if (decision.runId)
+        await this.endRun(
+          decision.sessionId,
+          decision.runId,
+          'RUN_FAILED',
+          'The tool call was denied.',
+          {
+            code: ErrorCode.APPROVAL_DENIED,
+            message: 'The tool call was denied.',
+          },
+        );
+    } else (await this.sourceOf(decision.sessionId))?.onDecisionRecorded?.(decision);
   }
 
   /** Whether the source of `call` can propose it again ("Ask again" on an expired or revoked card). */
-  canAskAgain(call: ToolCallRecord): boolean {
-    const approval = call.approvalId ? this.store.getApproval(call.approvalId) : null;
+  async canAskAgain(call: ToolCallRecord): Promise<boolean> {
+    const approval = call.approvalId ? await this.db.getApproval(call.approvalId) : null;
     if (!approval || (approval.status !== 'EXPIRED' && approval.status !== 'REVOKED')) return false;
-    const session = this.store.getSession(call.sessionId);
+    const session = await this.db.getSession(call.sessionId);
     if (!session || session.status !== 'ACTIVE' || session.currentRunId) return false;
-    if (agentsStopped(this.policy(session.appId))) return false;
+    if (agentsStopped(await this.policy(session.appId))) return false;
     const source = this.sources.get(session.source);
     return source?.canAskAgain?.(this.sessionInfo(session), call) ?? false;
   }
@@ -1398,16 +1572,16 @@ export class Engine {
     toolCallId: string;
     author?: string | null;
   }): Promise<ApprovalRecord> {
-    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
     this.requireOpen(session);
-    this.requireAgentsRunning(session.appId);
-    const call = this.store.getToolCall(input.toolCallId);
+    await this.requireAgentsRunning(session.appId);
+    const call = await this.db.getToolCall(input.toolCallId);
     if (!call || call.sessionId !== session.sessionId)
       throw new StudioError(
         ErrorCode.TOOL_UNKNOWN,
         `No tool call ${input.toolCallId} in this session.`,
       );
-    if (!this.canAskAgain(call))
+    if (!(await this.canAskAgain(call)))
       throw new StudioError(
         ErrorCode.BAD_REQUEST,
         'This call cannot be asked again now: only an expired or revoked call, between runs, of a source that can ask again.',
@@ -1417,7 +1591,7 @@ export class Engine {
     const approvalId = await source.askAgain!(this.sessionInfo(session), call, {
       author: input.author ?? null,
     });
-    const approval = this.store.getApproval(approvalId);
+    const approval = await this.db.getApproval(approvalId);
     if (!approval) throw new Error('the source did not ask again');
     return approval;
   }
@@ -1451,19 +1625,32 @@ export class Engine {
   }
 
   /** Marks lapsed approvals EXPIRED; the call does not run. */
-  private expireApprovals(): void {
+  private async expireApprovals(): Promise<void> {
     const now = this.now();
-    for (const approval of this.store.listPendingApprovals(null)) {
+    for (const approval of await this.db.listPendingApprovals(null)) {
       if (Date.parse(approval.expiresAt) > now) break;
-      if (this.deciding.has(approval.approvalId)) continue;
-      const call = this.store.getToolCall(approval.toolCallId);
+      // A decision being delivered holds the approval until it is recorded or refused.
+      if (approval.decidingClaim && approval.decidingClaim.untilMs > now) continue;
+      const call = await this.db.getToolCall(approval.toolCallId);
       const drafts: EventDraft[] = [
         { type: 'APPROVAL_EXPIRED', status: 'EXPIRED', ...approvalFieldsOf(approval) },
       ];
       const engineTool = call ? ENGINE_TOOLS.has(call.toolName) : false;
       if (call && engineTool) drafts.push(this.expiredToolDraft(call));
-      this.append(approval.sessionId, drafts);
-      const source = this.sourceOf(approval.sessionId);
+      const expired = await this.kernel.write(async () => {
+        await this.db.lockSession(approval.sessionId);
+        // Out of PENDING by a conditional update: a decision that won the race stands.
+        const won = await this.db.decideApproval({
+          ...approval,
+          status: 'EXPIRED',
+          decidedAt: this.iso(),
+          decidingClaim: null,
+        });
+        if (won) await this.append(approval.sessionId, drafts);
+        return won;
+      });
+      if (!expired) continue;
+      const source = await this.sourceOf(approval.sessionId);
       if (!engineTool && call)
         source?.onApprovalExpired?.({
           sessionId: approval.sessionId,
@@ -1498,23 +1685,37 @@ export class Engine {
   // ------------------------------------------------------------------------------------------
 
   /** One pass of the timers: approval expiry, heartbeat silence, lease expiry. */
-  sweep(): void {
-    this.expireApprovals();
+  async sweep(): Promise<void> {
+    await this.expireApprovals();
     const now = this.now();
-    for (const client of this.store.listAttachedClients()) {
+    for (const client of await this.db.listAttachedClients()) {
       if (now - client.lastHeartbeatMs < this.heartbeatStaleMs) continue;
-      this.store.transaction(() => {
-        this.store.putClient({ ...client, attached: false });
-        const session = this.store.getSession(client.sessionId);
+      await this.kernel.write(async () => {
+        await this.db.lockSession(client.sessionId);
+        // Read again inside the transaction: a heartbeat may have come in meanwhile.
+        const current = await this.db.getClient(client.sessionId, client.clientInstanceId);
+        if (!current?.attached || current.epoch !== client.epoch) return;
+        if (now - current.lastHeartbeatMs < this.heartbeatStaleMs) return;
+        await this.db.putClient({ ...current, attached: false });
+        const session = await this.db.getSession(client.sessionId);
         if (session?.attachedEpoch === client.epoch)
-          this.append(client.sessionId, [
+          await this.append(client.sessionId, [
             { type: 'CLIENT_DETACHED', clientEpoch: client.epoch, reason: 'HEARTBEAT_TIMEOUT' },
           ]);
       });
     }
-    for (const lease of this.store.listActiveLeases(null)) {
+    for (const lease of await this.db.listActiveLeases(null)) {
       if (Date.parse(lease.expiresAt) > now) continue;
-      this.append(lease.sessionId, [leaseEndedDraft(lease, 'LEASE_EXPIRED', 'LEASE_EXPIRED')]);
+      await this.append(lease.sessionId, [
+        leaseEndedDraft(lease, 'LEASE_EXPIRED', 'LEASE_EXPIRED'),
+      ]);
+    }
+    // Jobs whose claim lapsed (a worker on a stopped instance) are taken over.
+    this.worker.wake();
+    if (now - this.lastPruneMs >= PRUNE_INTERVAL_MS) {
+      this.lastPruneMs = now;
+      const pruned = await this.idempotency.prune(this.idempotencyRetentionMs);
+      if (pruned > 0) this.logger.info('idempotency records pruned', { pruned });
     }
   }
 
@@ -1522,50 +1723,13 @@ export class Engine {
   // Idempotency
   // ------------------------------------------------------------------------------------------
 
-  /**
-   * Runs a mutation once per (operation, idempotencyKey). The same key with the same input
-   * returns the first result (stored as JSON); the same key with other input is refused.
-   */
-  async idempotent<T>(
+  /** Runs a mutation once per (operation, idempotencyKey): see idempotency.ts. */
+  idempotent<T>(
     operation: string,
     input: { idempotencyKey: string } & Record<string, unknown>,
     run: () => T | Promise<T>,
   ): Promise<T> {
-    const { idempotencyKey, ...rest } = input;
-    if (!idempotencyKey || idempotencyKey.length > 240)
-      throw new StudioError(ErrorCode.BAD_REQUEST, 'idempotencyKey must be 1 to 240 characters.', {
-        field: 'idempotencyKey',
-      });
-    const inputHash = sha256Digest(canonicalJson(stripUndefined(rest)));
-    const flightKey = `${operation}\u0000${idempotencyKey}`;
-    const pending = this.inFlight.get(flightKey) as Promise<{ hash: string; value: T }> | undefined;
-    if (pending) {
-      const first = await pending.catch(() => null);
-      if (first && first.hash !== inputHash) throw conflict(operation);
-      if (first) return first.value;
-    }
-    const existing = this.store.getIdempotency(operation, idempotencyKey);
-    if (existing) {
-      if (existing.inputHash !== inputHash) throw conflict(operation);
-      return JSON.parse(existing.resultJson) as T;
-    }
-    const promise = (async () => {
-      const value = await run();
-      this.store.putIdempotency({
-        operation,
-        key: idempotencyKey,
-        inputHash,
-        resultJson: JSON.stringify(value),
-        createdAt: this.iso(),
-      });
-      return { hash: inputHash, value };
-    })();
-    this.inFlight.set(flightKey, promise);
-    try {
-      return (await promise).value;
-    } finally {
-      this.inFlight.delete(flightKey);
-    }
+    return this.idempotency.run(operation, input, run);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -1580,7 +1744,7 @@ export class Engine {
    * the studio. Every source registers its folders here (demo projects, `--leviath-workspace`,
    * a runtime's working directory).
    */
-  registerProject(input: {
+  async registerProject(input: {
     projectId: string;
     name: string;
     root: string;
@@ -1588,8 +1752,8 @@ export class Engine {
     patterns?: CapturePatterns;
     /** Per-file cap (bytes); default the engine's `checkpointMaxFileBytes`, else 50 MiB. */
     maxFileBytes?: number;
-  }): ProjectRecord {
-    const existing = this.store.getProject(input.projectId);
+  }): Promise<ProjectRecord> {
+    const existing = await this.db.getProject(input.projectId);
     let ws: ProjectWorkspace;
     try {
       const maxFileBytes = input.maxFileBytes ?? this.checkpointMaxFileBytes;
@@ -1602,12 +1766,12 @@ export class Engine {
         ...(maxFileBytes !== undefined ? { maxFileBytes } : {}),
       });
     } catch (error) {
-      return this.markUnavailable(input, existing, error);
+      return await this.markUnavailable(input, existing, error);
     }
     this.workspaces.set(input.projectId, ws);
     try {
       ws.recover();
-      if (this.sweepTimer) this.recoverRestores();
+      if (this.sweepTimer) await this.recoverRestores();
       if (
         !existing ||
         existing.unavailableReason !== undefined ||
@@ -1631,20 +1795,20 @@ export class Engine {
           unavailableReason: null,
           updatedAt: this.iso(),
         };
-        this.store.putProject(record);
+        await this.db.putProject(record);
         return record;
       }
-      return this.syncProject(input.projectId);
+      return await this.syncProject(input.projectId);
     } catch (error) {
-      return this.markUnavailable(input, existing, error);
+      return await this.markUnavailable(input, existing, error);
     }
   }
 
-  private markUnavailable(
+  private async markUnavailable(
     input: { projectId: string; name: string; root: string },
     existing: ProjectRecord | null,
     error: unknown,
-  ): ProjectRecord {
+  ): Promise<ProjectRecord> {
     const reason =
       error instanceof WorkspaceError || error instanceof StudioError
         ? error.message
@@ -1663,13 +1827,13 @@ export class Engine {
       unavailableReason: reason,
       updatedAt: this.iso(),
     };
-    this.store.putProject(record);
+    await this.db.putProject(record);
     return record;
   }
 
-  workspace(projectId: string): ProjectWorkspace {
+  async workspace(projectId: string): Promise<ProjectWorkspace> {
     const ws = this.workspaces.get(projectId);
-    const unavailable = this.store.getProject(projectId)?.unavailableReason;
+    const unavailable = (await this.db.getProject(projectId))?.unavailableReason;
     if (unavailable)
       throw new StudioError(
         ErrorCode.HOST_UNAVAILABLE,
@@ -1685,8 +1849,8 @@ export class Engine {
    * moves to a new revision. A scan failure marks the project unavailable (and a later scan
    * that succeeds makes it available again); the record is returned either way.
    */
-  syncProject(projectId: string): ProjectRecord {
-    const record = this.store.getProject(projectId);
+  async syncProject(projectId: string): Promise<ProjectRecord> {
+    const record = await this.db.getProject(projectId);
     if (!record) throw new StudioError(ErrorCode.BAD_REQUEST, `No project ${projectId}.`);
     const ws = this.workspaces.get(projectId);
     if (!ws) return record;
@@ -1696,7 +1860,7 @@ export class Engine {
       snap = ws.state();
     } catch (error) {
       if (record.unavailableReason) return record;
-      return this.markUnavailable(record, record, error);
+      return await this.markUnavailable(record, record, error);
     }
     if (snap.contentHash === record.contentHash && !record.unavailableReason) return record;
     const next: ProjectRecord = {
@@ -1711,27 +1875,27 @@ export class Engine {
       unavailableReason: null,
       updatedAt: this.iso(),
     };
-    this.store.putProject(next);
+    await this.db.putProject(next);
     return next;
   }
 
-  projectOfSession(sessionId: string): ProjectRecord | null {
-    const session = this.requireSession(sessionId);
+  async projectOfSession(sessionId: string): Promise<ProjectRecord | null> {
+    const session = await this.requireSession(sessionId);
     if (!session.projectId) return null;
-    return this.syncProject(session.projectId);
+    return await this.syncProject(session.projectId);
   }
 
   /** The project's files now, sorted by path (served paged by `StudioProject.files`). */
-  projectFiles(projectId: string): ManifestFile[] {
-    return this.workspace(projectId).state().files;
+  async projectFiles(projectId: string): Promise<ManifestFile[]> {
+    return (await this.workspace(projectId)).state().files;
   }
 
   /**
    * A checkpoint's whole manifest. Checkpoints recorded before manifests were stored apart
    * carry it in their record (at most 128 files then).
    */
-  checkpointFiles(checkpoint: CheckpointRecord): ManifestFile[] {
-    const ws = this.workspace(checkpoint.projectId);
+  async checkpointFiles(checkpoint: CheckpointRecord): Promise<ManifestFile[]> {
+    const ws = await this.workspace(checkpoint.projectId);
     if (ws.hasManifest(checkpoint.contentHash)) return ws.manifest(checkpoint.contentHash);
     if (canonicalManifestHash(checkpoint.files) === checkpoint.contentHash)
       return sortManifest(checkpoint.files);
@@ -1746,13 +1910,13 @@ export class Engine {
    * which of the paths changed on disk since the studio last recorded the project
    * ("changed outside the agent": the restore would throw that work away).
    */
-  restorePreview(checkpoint: CheckpointRecord, paths: readonly string[] | null = null) {
-    const ws = this.workspace(checkpoint.projectId);
+  async restorePreview(checkpoint: CheckpointRecord, paths: readonly string[] | null = null) {
+    const ws = await this.workspace(checkpoint.projectId);
     const target = paths
-      ? selectedManifest(ws.state().files, this.checkpointFiles(checkpoint), paths)
-      : this.checkpointFiles(checkpoint);
+      ? selectedManifest(ws.state().files, await this.checkpointFiles(checkpoint), paths)
+      : await this.checkpointFiles(checkpoint);
     const plan = ws.previewRestore(target);
-    const project = this.syncProject(checkpoint.projectId);
+    const project = await this.syncProject(checkpoint.projectId);
     const drifted = new Set<string>();
     if (project.recordedContentHash && project.recordedContentHash !== project.contentHash) {
       if (ws.hasManifest(project.recordedContentHash)) {
@@ -1765,22 +1929,22 @@ export class Engine {
   }
 
   /** Takes a checkpoint of the session's project now and appends CHECKPOINT_CREATED. */
-  checkpoint(
+  async checkpoint(
     sessionId: string,
     reason: 'AGENT_WRITE' | 'RESTORE_PREIMAGE' | 'MANUAL' | 'STUDIO_AFTER_TOOL',
     options: { runId?: string | null; exactPreImage?: boolean } = {},
-  ): CheckpointRecord {
-    const project = this.projectOfSession(sessionId);
+  ): Promise<CheckpointRecord> {
+    const project = await this.projectOfSession(sessionId);
     if (!project)
       throw new StudioError(
         ErrorCode.STUDIO_CHECKPOINTS_UNSUPPORTED,
-        this.checkpointsSupported(sessionId).reason ?? 'No project.',
+        (await this.checkpointsSupported(sessionId)).reason ?? 'No project.',
       );
-    const ws = this.workspace(project.projectId);
+    const ws = await this.workspace(project.projectId);
     const snap = ws.snapshot();
     const eventFiles = eventFilesFor(this.previousManifest(ws, project), snap.files);
     const checkpointId = `cp_${randomUUID()}`;
-    this.append(sessionId, [
+    await this.append(sessionId, [
       {
         type: 'CHECKPOINT_CREATED',
         runId: options.runId ?? null,
@@ -1792,12 +1956,12 @@ export class Engine {
         exactPreImage: options.exactPreImage ?? false,
       },
     ]);
-    this.store.putProject({
-      ...(this.store.getProject(project.projectId) ?? project),
+    await this.db.putProject({
+      ...((await this.db.getProject(project.projectId)) ?? project),
       recordedContentHash: snap.contentHash,
       lastCheckpointContentHash: snap.contentHash,
     });
-    const record = this.store.getCheckpoint(checkpointId);
+    const record = await this.db.getCheckpoint(checkpointId);
     if (!record) throw new Error('checkpoint vanished');
     return record;
   }
@@ -1815,8 +1979,8 @@ export class Engine {
    * restore job or an interrupted change is pending; content younger than an hour is never
    * removed, so a checkpoint being written is safe. Returns null when it did not run.
    */
-  collectGarbage(options: { graceMs?: number } = {}) {
-    if (this.store.listRestoreJobs().length > 0) return null;
+  async collectGarbage(options: { graceMs?: number } = {}) {
+    if ((await this.db.listRestoreJobs()).length > 0) return null;
     for (const ws of this.workspaces.values()) if (ws.hasPendingJournal()) return null;
     const live = new Set<string>();
     const now = this.now();
@@ -1826,13 +1990,13 @@ export class Engine {
       for (const f of ws.manifest(hash)) if (!f.notCaptured) live.add(f.contentHash);
     };
     for (const [projectId, ws] of this.workspaces) {
-      const project = this.store.getProject(projectId);
+      const project = await this.db.getProject(projectId);
       // An unavailable project's stored states are kept like any other's.
       if (!project) continue;
       keepManifest(ws, project.contentHash);
       keepManifest(ws, project.recordedContentHash);
       keepManifest(ws, project.lastCheckpointContentHash);
-      const checkpoints = this.store.listCheckpointsOfProject(projectId);
+      const checkpoints = await this.db.listCheckpointsOfProject(projectId);
       checkpoints.forEach((c, i) => {
         if (isRetained(c, i === 0, now)) keepManifest(ws, c.contentHash);
         for (const f of c.files) if (!ws.hasManifest(c.contentHash)) live.add(f.contentHash);
@@ -1841,9 +2005,9 @@ export class Engine {
     return this.contentStore.collectGarbage({ live, graceMs: options.graceMs ?? GC_GRACE_MS, now });
   }
 
-  private collectGarbageSafely(): void {
+  private async collectGarbageSafely(): Promise<void> {
     try {
-      const result = this.collectGarbage();
+      const result = await this.collectGarbage();
       if (result && result.blobsRemoved > 0)
         this.logger.info('checkpoint content collected', { ...result });
     } catch (error) {
@@ -1852,10 +2016,13 @@ export class Engine {
   }
 
   /** studioCreateCheckpoint: a MANUAL checkpoint (needs the attached epoch). */
-  createManualCheckpoint(input: { sessionId: string; clientEpoch: string }): CheckpointRecord {
-    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+  async createManualCheckpoint(input: {
+    sessionId: string;
+    clientEpoch: string;
+  }): Promise<CheckpointRecord> {
+    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
     this.requireOpen(session);
-    return this.checkpoint(session.sessionId, 'MANUAL');
+    return await this.checkpoint(session.sessionId, 'MANUAL');
   }
 
   /**
@@ -1863,15 +2030,15 @@ export class Engine {
    * pre-image checkpoint, the change applied atomically, revision + 1. A conflict changes nothing.
    * `changes[].content === null` deletes the file.
    */
-  patchProject(input: {
+  async patchProject(input: {
     sessionId: string;
     runId: string | null;
     toolCallId: string;
     toolName: string;
     expectedRevision: string;
     changes: { path: string; content: string | null; expectedContentHash?: string }[];
-  }): { projectRevision: string; checkpointId: string; changedFiles: string[] } {
-    const project = this.projectOfSession(input.sessionId);
+  }): Promise<{ projectRevision: string; checkpointId: string; changedFiles: string[] }> {
+    const project = await this.projectOfSession(input.sessionId);
     if (!project) throw new StudioError(ErrorCode.BAD_REQUEST, 'This session has no project.');
     if (project.revision !== input.expectedRevision)
       throw new StudioError(
@@ -1879,9 +2046,9 @@ export class Engine {
         `The project is at revision ${project.revision}, not ${input.expectedRevision}; nothing was changed.`,
         { remediation: 'Read the project again and retry against the current revision.' },
       );
-    this.ensureWorkspaceLease(input.sessionId, input.runId, project.revision);
-    const preImage = this.checkpoint(input.sessionId, 'AGENT_WRITE', { runId: input.runId });
-    const ws = this.workspace(project.projectId);
+    await this.ensureWorkspaceLease(input.sessionId, input.runId, project.revision);
+    const preImage = await this.checkpoint(input.sessionId, 'AGENT_WRITE', { runId: input.runId });
+    const ws = await this.workspace(project.projectId);
     const applied = ws.applyChanges(
       input.changes.map((c) => ({
         path: c.path,
@@ -1890,7 +2057,7 @@ export class Engine {
       })),
     );
     const next: ProjectRecord = {
-      ...(this.store.getProject(project.projectId) ?? project),
+      ...((await this.db.getProject(project.projectId)) ?? project),
       revision: (BigInt(project.revision) + 1n).toString(),
       contentHash: applied.contentHash,
       fileCount: applied.files.length,
@@ -1898,7 +2065,7 @@ export class Engine {
       recordedContentHash: ws.storeManifest(applied.files),
       updatedAt: this.iso(),
     };
-    this.store.putProject(next);
+    await this.db.putProject(next);
     return {
       projectRevision: next.revision,
       checkpointId: preImage.checkpointId,
@@ -1906,12 +2073,16 @@ export class Engine {
     };
   }
 
-  private ensureWorkspaceLease(sessionId: string, runId: string | null, revision: string): void {
-    const active = this.store.listActiveLeases(sessionId).find((l) => l.kind === 'WORKSPACE');
+  private async ensureWorkspaceLease(
+    sessionId: string,
+    runId: string | null,
+    revision: string,
+  ): Promise<void> {
+    const active = (await this.db.listActiveLeases(sessionId)).find((l) => l.kind === 'WORKSPACE');
     if (active && Date.parse(active.expiresAt) > this.now()) return;
-    const session = this.requireSession(sessionId);
+    const session = await this.requireSession(sessionId);
     const now = this.now();
-    this.append(sessionId, [
+    await this.append(sessionId, [
       {
         type: 'LEASE_GRANTED',
         runId,
@@ -1933,7 +2104,7 @@ export class Engine {
    * studioRequestCheckpointRestore: checks the checkpoint, its hash and the revision, then
    * proposes project.checkpoint.restore and returns its PENDING approval.
    */
-  requestRestore(input: {
+  async requestRestore(input: {
     requestedBy?: string | null;
     sessionId: string;
     clientEpoch: string;
@@ -1942,19 +2113,19 @@ export class Engine {
     expectedRevision: string;
     /** Restore only these files and folders (issue 11); null or absent: every file. */
     paths?: readonly string[] | null;
-  }): ApprovalRecord {
-    const session = this.requireAttached(input.sessionId, input.clientEpoch);
+  }): Promise<ApprovalRecord> {
+    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
     this.requireOpen(session);
-    const { checkpoint, project } = this.checkRestorable(session.sessionId, input);
+    const { checkpoint, project } = await this.checkRestorable(session.sessionId, input);
     const paths = normalizeRestorePaths(input.paths);
-    const diff = this.workspaceDiffSummary(checkpoint, paths);
+    const diff = await this.workspaceDiffSummary(checkpoint, paths);
     const summary =
       (paths
         ? `Restore ${paths.length} path(s) of project "${project.name}" (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}) from checkpoint ${checkpoint.checkpointId} `
         : `Restore project "${project.name}" to checkpoint ${checkpoint.checkpointId} `) +
       `(${checkpoint.reason}, revision ${checkpoint.projectRevision}, ${checkpoint.contentHash.slice(0, 19)}…): ${diff}. ` +
       `The current state (revision ${project.revision}) is saved first as a RESTORE_PREIMAGE checkpoint.`;
-    return this.proposeWithApproval({
+    return await this.proposeWithApproval({
       sessionId: session.sessionId,
       runId: null,
       toolName: 'project.checkpoint.restore',
@@ -1971,11 +2142,11 @@ export class Engine {
     });
   }
 
-  private workspaceDiffSummary(
+  private async workspaceDiffSummary(
     checkpoint: CheckpointRecord,
     paths: readonly string[] | null = null,
-  ): string {
-    const { plan, drifted } = this.restorePreview(checkpoint, paths);
+  ): Promise<string> {
+    const { plan, drifted } = await this.restorePreview(checkpoint, paths);
     const touched = [
       ...plan.added.map((f) => f.path),
       ...plan.changed.map((c) => c.to.path),
@@ -1996,12 +2167,12 @@ export class Engine {
     return text;
   }
 
-  private checkRestorable(
+  private async checkRestorable(
     sessionId: string,
     input: { checkpointId: string; checkpointContentHash: string; expectedRevision: string },
-  ): { checkpoint: CheckpointRecord; project: ProjectRecord } {
-    const checkpoint = this.store.getCheckpoint(input.checkpointId);
-    const session = this.requireSession(sessionId);
+  ): Promise<{ checkpoint: CheckpointRecord; project: ProjectRecord }> {
+    const checkpoint = await this.db.getCheckpoint(input.checkpointId);
+    const session = await this.requireSession(sessionId);
     if (!checkpoint || checkpoint.projectId !== session.projectId)
       throw new StudioError(
         ErrorCode.CHECKPOINT_NOT_FOUND,
@@ -2013,7 +2184,7 @@ export class Engine {
         `Checkpoint ${input.checkpointId} has content hash ${checkpoint.contentHash}, not ${input.checkpointContentHash}.`,
         { field: 'checkpointContentHash' },
       );
-    const project = this.projectOfSession(sessionId);
+    const project = await this.projectOfSession(sessionId);
     if (!project)
       throw new StudioError(ErrorCode.CHECKPOINT_NOT_FOUND, 'This session has no project.');
     if (project.revision !== input.expectedRevision)
@@ -2028,46 +2199,121 @@ export class Engine {
     return { checkpoint, project };
   }
 
-  /** Executes an approved engine tool (project.checkpoint.restore). */
-  private runEngineTool(toolCallId: string): void {
-    const call = this.store.getToolCall(toolCallId);
+  /**
+   * Executes an approved engine tool (project.checkpoint.restore); the 'decision' job runs it, so
+   * it is idempotent: run again after a crash it does only what is left.
+   * - GRANTED: one commit moves the call to RUNNING (APPROVAL_CONSUMED, TOOL_DISPATCHED), takes
+   *   the RESTORE_PREIMAGE checkpoint and writes the restore job record; then finishRestore.
+   * - RUNNING with a restore job record: finishRestore (writing the files again is idempotent).
+   * - RUNNING without one (a data dir of an older server): TOOL_FAILED, nothing was written.
+   * - already ended: nothing.
+   * A failure ends the call with TOOL_FAILED, never leaves it GRANTED or RUNNING.
+   */
+  private async runEngineTool(toolCallId: string): Promise<void> {
+    const call = await this.db.getToolCall(toolCallId);
     if (!call || !call.argumentsJson || !call.approvalId) return;
-    const approval = this.store.getApproval(call.approvalId);
-    if (!approval || approval.status !== 'GRANTED') return;
-    const consumed: EventDraft[] = [
-      {
-        type: 'APPROVAL_CONSUMED',
-        status: 'CONSUMED',
-        ...approvalFieldsOf(approval),
-        runId: call.runId,
-      },
-      {
-        type: 'TOOL_DISPATCHED',
-        runId: call.runId,
-        toolCallId,
-        toolName: call.toolName,
-        toolVersion: call.toolVersion,
-        status: 'RUNNING',
-        executor: 'SERVER',
-      },
-    ];
-    this.append(call.sessionId, consumed);
-    const args = JSON.parse(call.argumentsJson) as {
-      checkpointId: string;
-      checkpointContentHash: string;
-      expectedRevision: string;
-      paths?: string[];
-    };
-    let checkpoint: CheckpointRecord;
-    let project: ProjectRecord;
+    if (TERMINAL_TOOL_STATUSES.has(call.status)) return;
+    const fail = (error: unknown) => this.failEngineTool(call, error);
+    if (call.status === 'RUNNING' && (await this.db.getRestoreJob(toolCallId)))
+      return this.finishRestore(toolCallId);
+    let started = false;
     try {
-      ({ checkpoint, project } = this.checkRestorable(call.sessionId, args));
+      if (call.status === 'RUNNING') {
+        return await fail(
+          new StudioError(
+            ErrorCode.TOOL_FAILED,
+            'The restore was interrupted by a restart before it wrote anything; the project is unchanged.',
+            { remediation: 'Request the restore again.' },
+          ),
+        );
+      }
+      const approval = await this.db.getApproval(call.approvalId);
+      if (!approval || approval.status !== 'GRANTED') return;
+      const args = JSON.parse(call.argumentsJson) as {
+        checkpointId: string;
+        checkpointContentHash: string;
+        expectedRevision: string;
+        paths?: string[];
+      };
+      const { checkpoint, project } = await this.checkRestorable(call.sessionId, args);
+      started = await this.kernel.write(async () => {
+        const again = await this.db.getApproval(call.approvalId!);
+        if (again?.status !== 'GRANTED') return false;
+        await this.append(call.sessionId, [
+          {
+            type: 'APPROVAL_CONSUMED',
+            status: 'CONSUMED',
+            ...approvalFieldsOf(again),
+            runId: call.runId,
+          },
+          {
+            type: 'TOOL_DISPATCHED',
+            runId: call.runId,
+            toolCallId,
+            toolName: call.toolName,
+            toolVersion: call.toolVersion,
+            status: 'RUNNING',
+            executor: 'SERVER',
+          },
+        ]);
+        const preImage = await this.checkpoint(call.sessionId, 'RESTORE_PREIMAGE', {
+          runId: call.runId,
+          exactPreImage: true,
+        });
+        await this.db.putRestoreJob({
+          toolCallId,
+          sessionId: call.sessionId,
+          projectId: project.projectId,
+          checkpointId: checkpoint.checkpointId,
+          preImageCheckpointId: preImage.checkpointId,
+          startedAt: this.iso(),
+          ...(args.paths ? { paths: args.paths } : {}),
+        });
+        return true;
+      });
     } catch (error) {
-      const e =
-        error instanceof StudioError
-          ? error
-          : new StudioError(ErrorCode.TOOL_FAILED, String(error));
-      this.append(call.sessionId, [
+      await fail(error);
+      return;
+    }
+    // Past this point the restore job record exists: a failure writing the folder leaves it, so
+    // a restart finishes the restore (recoverRestores), or ends the call with TOOL_FAILED.
+    if (started) await this.finishRestore(toolCallId);
+  }
+
+  /** Ends an engine tool call with TOOL_FAILED (consuming its grant), unless it already ended. */
+  private async failEngineTool(call: ToolCallRecord, error: unknown): Promise<void> {
+    const toolCallId = call.toolCallId;
+    const e =
+      error instanceof StudioError
+        ? error
+        : new StudioError(
+            ErrorCode.TOOL_FAILED,
+            error instanceof Error ? error.message : String(error),
+          );
+    await this.kernel.write(async () => {
+      const now = await this.db.getToolCall(toolCallId);
+      if (!now || TERMINAL_TOOL_STATUSES.has(now.status)) return;
+      const approval = await this.db.getApproval(call.approvalId!);
+      await this.append(call.sessionId, [
+        ...(approval?.status === 'GRANTED'
+          ? [
+              {
+                type: 'APPROVAL_CONSUMED' as const,
+                status: 'CONSUMED' as const,
+                ...approvalFieldsOf(approval),
+                runId: call.runId,
+              },
+              {
+                type: 'TOOL_DISPATCHED' as const,
+                runId: call.runId,
+                toolCallId,
+                toolName: call.toolName,
+                toolVersion: call.toolVersion,
+                status: 'RUNNING' as const,
+                executor: 'SERVER' as const,
+              },
+            ]
+          : []),
         {
           type: 'TOOL_FAILED',
           runId: call.runId,
@@ -2075,52 +2321,43 @@ export class Engine {
           toolName: call.toolName,
           toolVersion: call.toolVersion,
           status: 'FAILED',
-          error: { code: e.code, message: e.message, retryable: false, remediation: e.remediation },
+          error: {
+            code: e.code,
+            message: e.message,
+            retryable: false,
+            remediation: e.remediation,
+          },
         },
       ]);
-      return;
-    }
-    const preImage = this.checkpoint(call.sessionId, 'RESTORE_PREIMAGE', {
-      runId: call.runId,
-      exactPreImage: true,
+      await this.db.deleteRestoreJob(toolCallId);
     });
-    this.store.putRestoreJob({
-      toolCallId,
-      sessionId: call.sessionId,
-      projectId: project.projectId,
-      checkpointId: checkpoint.checkpointId,
-      preImageCheckpointId: preImage.checkpointId,
-      startedAt: this.iso(),
-      ...(args.paths ? { paths: args.paths } : {}),
-    });
-    this.finishRestore(toolCallId);
   }
 
   /** Writes the restore (idempotent) and commits revision + 1, CHECKPOINT_RESTORED and TOOL_SUCCEEDED. */
-  private finishRestore(toolCallId: string): void {
-    const job = this.store.getRestoreJob(toolCallId);
-    const call = this.store.getToolCall(toolCallId);
+  private async finishRestore(toolCallId: string): Promise<void> {
+    const job = await this.db.getRestoreJob(toolCallId);
+    const call = await this.db.getToolCall(toolCallId);
     if (!job || !call) return;
-    const checkpoint = this.store.getCheckpoint(job.checkpointId);
-    const preImage = this.store.getCheckpoint(job.preImageCheckpointId);
-    const project = this.store.getProject(job.projectId);
+    const checkpoint = await this.db.getCheckpoint(job.checkpointId);
+    const preImage = await this.db.getCheckpoint(job.preImageCheckpointId);
+    const project = await this.db.getProject(job.projectId);
     if (!checkpoint || !preImage || !project)
       throw new Error(`restore job ${toolCallId} refers to missing records`);
     // A per-file restore writes the pre-image with the selected paths taken from the
     // checkpoint: computed from two stored checkpoints, so a restart computes the same files.
-    const ws = this.workspace(job.projectId);
+    const ws = await this.workspace(job.projectId);
     const targetFiles = job.paths
       ? selectedManifest(
-          this.checkpointFiles(preImage),
-          this.checkpointFiles(checkpoint),
+          await this.checkpointFiles(preImage),
+          await this.checkpointFiles(checkpoint),
           job.paths,
         )
-      : this.checkpointFiles(checkpoint);
+      : await this.checkpointFiles(checkpoint);
     const restored: RestoreResult = ws.restore(targetFiles);
     const written: EventFiles = eventFilesFor([], restored.written);
     const recorded = ws.storeManifest(restored.files);
     const restoredAt = this.iso();
-    this.store.transaction(() => {
+    await this.kernel.write(async () => {
       const next: ProjectRecord = {
         ...project,
         revision: (BigInt(preImage.projectRevision) + 1n).toString(),
@@ -2131,8 +2368,8 @@ export class Engine {
         unavailableReason: null,
         updatedAt: restoredAt,
       };
-      this.store.putProject(next);
-      this.append(job.sessionId, [
+      await this.db.putProject(next);
+      await this.append(job.sessionId, [
         {
           type: 'CHECKPOINT_RESTORED',
           runId: call.runId,
@@ -2172,7 +2409,7 @@ export class Engine {
           }),
         },
       ]);
-      this.store.deleteRestoreJob(toolCallId);
+      await this.db.deleteRestoreJob(toolCallId);
     });
   }
 
@@ -2180,19 +2417,29 @@ export class Engine {
    * A restart mid-restore finishes the restore the human approved. Jobs whose project folder is
    * not open yet are finished when the project is registered.
    */
-  private recoverRestores(): void {
-    for (const job of this.store.listRestoreJobs()) {
+  private async recoverRestores(): Promise<void> {
+    for (const job of await this.db.listRestoreJobs()) {
       if (!this.workspaces.has(job.projectId)) continue;
       this.logger.warn('finishing a restore interrupted by a restart', {
         toolCallId: job.toolCallId,
       });
       try {
-        this.finishRestore(job.toolCallId);
+        await this.finishRestore(job.toolCallId);
       } catch (error) {
         this.logger.error('could not finish an interrupted restore', {
           toolCallId: job.toolCallId,
           error: String(error),
         });
+        // Tried once more after the restart: the call ends, it is not left RUNNING.
+        const call = await this.db.getToolCall(job.toolCallId);
+        if (call)
+          await this.failEngineTool(
+            call,
+            new StudioError(
+              ErrorCode.TOOL_FAILED,
+              `The restore could not be finished after a restart: ${error instanceof Error ? error.message : String(error)}`,
+            ),
+          );
       }
     }
   }
@@ -2209,8 +2456,8 @@ export class Engine {
     choiceIndex?: number | null;
     approved?: boolean | null;
   }) {
-    const session = this.requireAttached(input.sessionId, input.clientEpoch);
-    const question = this.store.getQuestion(session.sessionId, input.questionId);
+    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
+    const question = await this.db.getQuestion(session.sessionId, input.questionId);
     if (!question) throw new StudioError(ErrorCode.BAD_REQUEST, `No question ${input.questionId}.`);
     if (question.status !== 'OPEN')
       throw new StudioError(
@@ -2228,9 +2475,9 @@ export class Engine {
     if (!source?.deliverAnswer)
       throw new StudioError(ErrorCode.HOST_UNAVAILABLE, 'This runtime takes no answers.');
     await source.deliverAnswer(answer);
-    const after = this.store.getQuestion(session.sessionId, input.questionId);
+    const after = await this.db.getQuestion(session.sessionId, input.questionId);
     if (after && after.status === 'OPEN') {
-      this.append(session.sessionId, [
+      await this.append(session.sessionId, [
         {
           type: 'STUDIO_QUESTION_ANSWERED',
           runId: after.runId,
@@ -2245,7 +2492,7 @@ export class Engine {
         },
       ]);
     }
-    const result = this.store.getQuestion(session.sessionId, input.questionId);
+    const result = await this.db.getQuestion(session.sessionId, input.questionId);
     if (!result) throw new Error('question vanished');
     return stripRun(result);
   }
@@ -2255,16 +2502,4 @@ function stripRun<T extends { runId: string | null }>(value: T): Omit<T, 'runId'
   const { runId, ...rest } = value;
   void runId;
   return rest;
-}
-
-function conflict(operation: string): StudioError {
-  return new StudioError(
-    ErrorCode.IDEMPOTENCY_CONFLICT,
-    `This idempotencyKey was already used for ${operation} with a different input.`,
-    { field: 'idempotencyKey', remediation: 'Use a new idempotencyKey for a new action.' },
-  );
-}
-
-function stripUndefined(value: Record<string, unknown>): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(value)) as Record<string, unknown>;
 }

@@ -1,10 +1,20 @@
 /**
  * Wakes subscribers after commits. It carries no data: a woken subscription reads the store
  * itself ("notify, then pull"), so a missed or merged wake-up can never lose an event.
- * Wake-ups are deferred to a microtask, which runs after the synchronous transaction that
- * caused them has committed (or rolled back).
+ * Wake-ups come from the store's notifications (`Tx.notify`, delivered only after the
+ * transaction committed: in-process on SQLite, LISTEN/NOTIFY on PostgreSQL, so a subscriber
+ * on any instance wakes), through `deliver`.
  */
+import type { StoreNotification } from '../store/Store.ts';
+
 type Listener = () => void;
+
+/** Channel of "session <payload> has new events". */
+export const SESSION_CHANNEL = 'studio_session';
+/** Channel of "session <payload>'s record changed" (the sessions list). */
+export const SESSION_UPDATE_CHANNEL = 'studio_session_update';
+/** Channel of "sources or the agent policy changed" (payload empty). */
+export const SOURCES_CHANNEL = 'studio_sources';
 
 export class Notifier {
   private readonly sessions = new Map<string, Set<Listener>>();
@@ -48,21 +58,25 @@ export class Notifier {
     return this.sessions.get(sessionId)?.size ?? 0;
   }
 
-  notifySession(sessionId: string): void {
+  /** A committed transaction's notification (from the store). */
+  deliver(notification: StoreNotification): void {
+    if (notification.channel === SESSION_CHANNEL) this.notifySession(notification.payload);
+    else if (notification.channel === SESSION_UPDATE_CHANNEL)
+      this.notifySessionUpdate(notification.payload);
+    else if (notification.channel === SOURCES_CHANNEL) this.notifySources();
+  }
+
+  private notifySession(sessionId: string): void {
     const set = this.sessions.get(sessionId);
     if (!set) return;
-    queueMicrotask(() => {
-      for (const listener of [...set]) listener();
-    });
+    for (const listener of [...set]) listener();
   }
 
-  notifySessionUpdate(sessionId: string): void {
-    if (this.sessionUpdates.size === 0) return;
-    queueMicrotask(() => {
-      for (const listener of [...this.sessionUpdates]) listener(sessionId);
-    });
+  private notifySessionUpdate(sessionId: string): void {
+    for (const listener of [...this.sessionUpdates]) listener(sessionId);
   }
 
+  /** Source status is this process's own state (not in the store): woken directly. */
   notifySources(): void {
     queueMicrotask(() => {
       for (const listener of [...this.sources]) listener();

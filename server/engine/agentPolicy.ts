@@ -7,7 +7,7 @@
  *
  * Stored as one JSON value in the store's meta table (through the Store interface).
  */
-import type { Store } from '../store/Store.ts';
+import type { Db } from './kernel.ts';
 import { StudioError } from './StudioError.ts';
 import { ErrorCode } from '../../protocol/contract.ts';
 import { isDecimalString } from '../../protocol/seq.ts';
@@ -26,8 +26,12 @@ export interface AgentPolicyRecord {
 
 const key = (appId: string) => `agentPolicy:${appId}`;
 
-export function readPolicy(store: Store, appId: string, now: string): AgentPolicyRecord {
-  const stored = store.getMeta(key(appId));
+export async function readPolicy(
+  store: Db,
+  appId: string,
+  now: string,
+): Promise<AgentPolicyRecord> {
+  const stored = await store.getMeta(key(appId));
   if (stored) return JSON.parse(stored) as AgentPolicyRecord;
   return {
     appId,
@@ -57,12 +61,12 @@ export interface SetPolicyInput {
 }
 
 /** Writes the next revision; refuses a stale `expectedRevision`. The caller acts on the change. */
-export function writePolicy(
-  store: Store,
+export async function writePolicy(
+  store: Db,
   input: SetPolicyInput,
   now: string,
   updatedBy: string | null,
-): { before: AgentPolicyRecord; after: AgentPolicyRecord } {
+): Promise<{ before: AgentPolicyRecord; after: AgentPolicyRecord }> {
   if (!isDecimalString(input.expectedRevision))
     throw new StudioError(ErrorCode.POLICY_INVALID, 'expectedRevision must be a decimal string.', {
       field: 'expectedRevision',
@@ -75,7 +79,7 @@ export function writePolicy(
       throw new StudioError(ErrorCode.POLICY_INVALID, `${field} is over ${max} characters.`, {
         field,
       });
-  const before = readPolicy(store, input.appId, now);
+  const before = await readPolicy(store, input.appId, now);
   if (before.revision !== input.expectedRevision)
     throw new StudioError(
       ErrorCode.POLICY_REVISION_CONFLICT,
@@ -102,7 +106,7 @@ export function writePolicy(
   } else if (!after.disableReasonCode) {
     after.disableReasonCode = after.killSwitch ? 'KILL_SWITCH' : 'DISABLED';
   }
-  store.putMeta(key(input.appId), JSON.stringify(after));
+  await store.putMeta(key(input.appId), JSON.stringify(after));
   return { before, after };
 }
 

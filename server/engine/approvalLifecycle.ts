@@ -8,7 +8,7 @@
  * `revocationsBefore` is called by the engine for every draft it is about to append, so every
  * path (the engine's own actions and every source's appends) obeys the same rule.
  */
-import type { Store } from '../store/Store.ts';
+import type { Db } from './kernel.ts';
 import type { ApprovalRecord } from '../store/records.ts';
 import type { EventDraft } from './eventDrafts.ts';
 import { approvalFieldsOf } from './recordDrafts.ts';
@@ -42,8 +42,8 @@ export function revokeReasonFor(draft: EventDraft): string | null {
 }
 
 /** The PENDING approvals that `draft` ends (read inside the append transaction). */
-function endedBy(store: Store, sessionId: string, draft: EventDraft): ApprovalRecord[] {
-  const pending = store.listPendingApprovals(sessionId);
+async function endedBy(store: Db, sessionId: string, draft: EventDraft): Promise<ApprovalRecord[]> {
+  const pending = await store.listPendingApprovals(sessionId);
   if (pending.length === 0) return [];
   if (RUN_ENDS.has(draft.type)) return pending.filter((a) => a.runId === draft.runId);
   if (draft.type === 'SESSION_PAUSED' || draft.type === 'SESSION_CLOSED') return pending;
@@ -56,12 +56,12 @@ function endedBy(store: Store, sessionId: string, draft: EventDraft): ApprovalRe
  * The drafts that revoke one approval: APPROVAL_DENIED (REVOKED, automatic) and, unless
  * `keepCall` (the source itself ends the call), TOOL_FAILED (CANCELLED) for a call that still waits.
  */
-export function revocationDrafts(
-  store: Store,
+export async function revocationDrafts(
+  store: Db,
   approval: ApprovalRecord,
   reason: string,
   options: { keepCall?: boolean; revokedBy?: string | null } = {},
-): EventDraft[] {
+): Promise<EventDraft[]> {
   const drafts: EventDraft[] = [
     {
       type: 'APPROVAL_DENIED',
@@ -72,7 +72,7 @@ export function revocationDrafts(
       studioDecidedBy: options.revokedBy ?? null,
     },
   ];
-  const call = store.getToolCall(approval.toolCallId);
+  const call = await store.getToolCall(approval.toolCallId);
   if (!options.keepCall && call && call.status === 'WAITING_FOR_APPROVAL')
     drafts.push({
       type: 'TOOL_FAILED',
@@ -91,17 +91,19 @@ export function revocationDrafts(
 }
 
 /** Drafts to append right before `draft` so that no approval outlives what it waits on. */
-export function revocationsBefore(
-  store: Store,
+export async function revocationsBefore(
+  store: Db,
   sessionId: string,
   draft: EventDraft,
-): { drafts: EventDraft[]; revoked: ApprovalRecord[] } {
+): Promise<{ drafts: EventDraft[]; revoked: ApprovalRecord[] }> {
   const reason = revokeReasonFor(draft);
   if (!reason) return { drafts: [], revoked: [] };
-  const revoked = endedBy(store, sessionId, draft);
+  const revoked = await endedBy(store, sessionId, draft);
   const keepCall = TOOL_ENDS.has(draft.type);
   return {
-    drafts: revoked.flatMap((a) => revocationDrafts(store, a, reason, { keepCall })),
+    drafts: (
+      await Promise.all(revoked.map((a) => revocationDrafts(store, a, reason, { keepCall })))
+    ).flat(),
     revoked,
   };
 }

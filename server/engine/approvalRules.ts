@@ -9,7 +9,7 @@
  * is DESTRUCTIVE, IRREVERSIBLE, ECONOMIC or TRUST_CONSENT unless it says `allowDestructive`.
  */
 import { randomUUID } from 'node:crypto';
-import type { Store } from '../store/Store.ts';
+import type { Db } from './kernel.ts';
 import type {
   ApprovalRecord,
   ApprovalRuleRecord,
@@ -98,18 +98,18 @@ function parseMatch(input: CreateRuleInput): RuleMatch {
   }
 }
 
-function parseScope(store: Store, input: CreateRuleInput): RuleScope {
+async function parseScope(store: Db, input: CreateRuleInput): Promise<RuleScope> {
   switch (input.scope) {
     case 'STUDIO':
       return { kind: 'STUDIO' };
     case 'SESSION': {
-      const session = input.sessionId ? store.getSession(input.sessionId) : null;
+      const session = input.sessionId ? await store.getSession(input.sessionId) : null;
       if (!session || session.appId !== input.appId)
         throw bad('A SESSION scope needs the sessionId of a session of this app.', 'sessionId');
       return { kind: 'SESSION', sessionId: session.sessionId };
     }
     case 'PROJECT': {
-      if (!input.projectId || !store.getProject(input.projectId))
+      if (!input.projectId || !(await store.getProject(input.projectId)))
         throw bad('A PROJECT scope needs the projectId of a known project.', 'projectId');
       return { kind: 'PROJECT', projectId: input.projectId };
     }
@@ -136,12 +136,12 @@ function describeRule(effect: RuleEffect, toolName: string, match: RuleMatch): s
 }
 
 /** Validates and builds a new ACTIVE rule (the caller stores it). */
-export function buildRule(
-  store: Store,
+export async function buildRule(
+  store: Db,
   input: CreateRuleInput,
   now: string,
   createdBy: string | null,
-): ApprovalRuleRecord {
+): Promise<ApprovalRuleRecord> {
   if (input.appId !== LOCAL_APP_ID)
     throw new StudioError(
       ErrorCode.PERMISSION_DENIED,
@@ -153,7 +153,7 @@ export function buildRule(
   if (!input.toolName || input.toolName.length > 160)
     throw bad('toolName must be 1 to 160 characters.', 'toolName');
   const match = parseMatch(input);
-  const scope = parseScope(store, input);
+  const scope = await parseScope(store, input);
   const allowDestructive = input.allowDestructive === true;
   const risk = riskOf(input.toolName);
   if (input.effect === 'ALLOW' && risk && GUARDED_RISKS.has(risk) && !allowDestructive)
@@ -244,28 +244,28 @@ export function ruleMatches(
 }
 
 /** The rule that decides `approval` now, if any: the oldest matching DENY, else the oldest ALLOW. */
-export function decidingRule(
-  store: Store,
+export async function decidingRule(
+  store: Db,
   session: SessionRecord,
   approval: ApprovalRecord,
   nowMs: number,
-): ApprovalRuleRecord | null {
-  const call = store.getToolCall(approval.toolCallId);
+): Promise<ApprovalRuleRecord | null> {
+  const call = await store.getToolCall(approval.toolCallId);
   if (!call) return null;
-  const matching = store
-    .listApprovalRules(session.appId)
-    .filter((rule) => ruleMatches(rule, session, call, nowMs));
+  const matching = (await store.listApprovalRules(session.appId)).filter((rule) =>
+    ruleMatches(rule, session, call, nowMs),
+  );
   return matching.find((r) => r.effect === 'DENY') ?? matching[0] ?? null;
 }
 
 /** Counts a use of `rule` (same transaction as the decision it made). */
-export function noteRuleUse(
-  store: Store,
+export async function noteRuleUse(
+  store: Db,
   rule: ApprovalRuleRecord,
   toolCallId: string,
   at: string,
-): void {
-  store.putApprovalRule({
+): Promise<void> {
+  await store.putApprovalRule({
     ...rule,
     matchCount: rule.matchCount + 1,
     lastUsedAt: at,
@@ -273,8 +273,8 @@ export function noteRuleUse(
   });
 }
 
-export function requireRule(store: Store, ruleId: string): ApprovalRuleRecord {
-  const rule = store.getApprovalRule(ruleId);
+export async function requireRule(store: Db, ruleId: string): Promise<ApprovalRuleRecord> {
+  const rule = await store.getApprovalRule(ruleId);
   if (!rule)
     throw new StudioError(ErrorCode.BAD_REQUEST, `No approval rule ${ruleId}.`, {
       field: 'ruleId',
@@ -283,13 +283,13 @@ export function requireRule(store: Store, ruleId: string): ApprovalRuleRecord {
 }
 
 /** Revokes a rule (idempotent: a revoked rule stays as it was). */
-export function revokeRule(
-  store: Store,
+export async function revokeRule(
+  store: Db,
   ruleId: string,
   at: string,
   revokedBy: string | null,
-): ApprovalRuleRecord {
-  const rule = requireRule(store, ruleId);
+): Promise<ApprovalRuleRecord> {
+  const rule = await requireRule(store, ruleId);
   if (rule.status === 'REVOKED') return rule;
   const next: ApprovalRuleRecord = {
     ...rule,
@@ -298,7 +298,7 @@ export function revokeRule(
     revokedBy,
     updatedAt: at,
   };
-  store.putApprovalRule(next);
+  await store.putApprovalRule(next);
   return next;
 }
 
@@ -311,8 +311,12 @@ export interface UpdateRuleInput {
 }
 
 /** Edits an ACTIVE rule's name, expiry, prefix or destructive permission. */
-export function updateRule(store: Store, input: UpdateRuleInput, at: string): ApprovalRuleRecord {
-  const rule = requireRule(store, input.ruleId);
+export async function updateRule(
+  store: Db,
+  input: UpdateRuleInput,
+  at: string,
+): Promise<ApprovalRuleRecord> {
+  const rule = await requireRule(store, input.ruleId);
   if (rule.status !== 'ACTIVE') throw bad('A revoked rule cannot be edited.', 'ruleId');
   const next: ApprovalRuleRecord = { ...rule, updatedAt: at };
   if (input.name !== undefined && input.name !== null) {
@@ -342,6 +346,6 @@ export function updateRule(store: Store, input: UpdateRuleInput, at: string): Ap
       );
     next.allowDestructive = input.allowDestructive;
   }
-  store.putApprovalRule(next);
+  await store.putApprovalRule(next);
   return next;
 }

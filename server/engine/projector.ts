@@ -2,12 +2,16 @@
  * Applies one appended event to the current-state tables. Runs inside the append transaction,
  * so the log and the state never disagree. The event log is the truth; this is its fold.
  */
-import type { Store } from '../store/Store.ts';
+import type { Db } from './kernel.ts';
 import type { SessionRecord, ToolCallRecord } from '../store/records.ts';
 import type { StoredEvent } from './eventDrafts.ts';
 import { RUN_EVENT_STATUS, TERMINAL_RUN_STATUSES } from '../../protocol/events.ts';
 
-export function project(store: Store, session: SessionRecord, event: StoredEvent): void {
+export async function project(
+  store: Db,
+  session: SessionRecord,
+  event: StoredEvent,
+): Promise<void> {
   const at = event.createdAt;
   switch (event.type) {
     case 'SESSION_CREATED':
@@ -27,9 +31,9 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
         session.currentClientEpoch = event.clientEpoch;
         session.attachedEpoch = event.clientEpoch;
         // Pending approvals move to the new epoch: only the newest attachment may decide them.
-        for (const approval of store.listPendingApprovals(session.sessionId)) {
+        for (const approval of await store.listPendingApprovals(session.sessionId)) {
           approval.clientEpoch = event.clientEpoch;
-          store.putApproval(approval);
+          await store.putApproval(approval);
         }
       }
       return;
@@ -56,7 +60,7 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
     case 'RUN_CANCELLED':
     case 'RUN_PREEMPTED': {
       const status = event.status ?? RUN_EVENT_STATUS[event.type];
-      const run = store.getRun(event.runId) ?? {
+      const run = (await store.getRun(event.runId)) ?? {
         runId: event.runId,
         sessionId: session.sessionId,
         status,
@@ -87,7 +91,7 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
       } else {
         session.currentRunId = run.runId;
       }
-      store.putRun(run);
+      await store.putRun(run);
       return;
     }
     case 'TOOL_PROPOSED':
@@ -97,7 +101,7 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
     case 'TOOL_DENIED':
     case 'TOOL_TIMED_OUT':
     case 'TOOL_OUTCOME_UNKNOWN': {
-      let call = store.getToolCall(event.toolCallId);
+      let call = await store.getToolCall(event.toolCallId);
       if (!call) {
         call = {
           toolCallId: event.toolCallId,
@@ -119,10 +123,10 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
           steps: [],
         } satisfies ToolCallRecord;
         if (event.runId) {
-          const run = store.getRun(event.runId);
+          const run = await store.getRun(event.runId);
           if (run) {
             run.toolCalls += 1;
-            store.putRun(run);
+            await store.putRun(run);
           }
         }
       }
@@ -137,7 +141,7 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
       if (event.askedBy) call.askedBy = event.askedBy;
       if (event.studioDiff) call.diff = event.studioDiff;
       call.steps.push({ seq: event.seq, type: event.type, status: event.status, at });
-      store.putToolCall(call);
+      await store.putToolCall(call);
       return;
     }
     case 'APPROVAL_REQUESTED':
@@ -145,7 +149,7 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
     case 'APPROVAL_DENIED':
     case 'APPROVAL_CONSUMED':
     case 'APPROVAL_EXPIRED': {
-      const existing = store.getApproval(event.approvalId);
+      const existing = await store.getApproval(event.approvalId);
       const approval = existing ?? {
         approvalId: event.approvalId,
         sessionId: session.sessionId,
@@ -163,6 +167,7 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
       };
       approval.status = event.status;
       approval.expiresAt = event.expiresAt;
+      if (event.status !== 'PENDING') delete approval.decidingClaim;
       if (event.type !== 'APPROVAL_REQUESTED' && event.type !== 'APPROVAL_CONSUMED')
         approval.decidedAt = at;
       if (event.decisionReason !== undefined)
@@ -171,8 +176,8 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
       if (event.studioRuleId !== undefined) approval.ruleId = event.studioRuleId ?? null;
       if (event.studioRuleName !== undefined) approval.ruleName = event.studioRuleName ?? null;
       if (event.studioDecidedBy !== undefined) approval.decidedBy = event.studioDecidedBy ?? null;
-      store.putApproval(approval);
-      const call = store.getToolCall(event.toolCallId);
+      await store.putApproval(approval);
+      const call = await store.getToolCall(event.toolCallId);
       if (call) {
         call.approvalId = event.approvalId;
         call.updatedAt = at;
@@ -182,14 +187,14 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
           call.safeSummary ??= event.safeSummary;
         }
         call.steps.push({ seq: event.seq, type: event.type, status: event.status, at });
-        store.putToolCall(call);
+        await store.putToolCall(call);
       }
       if (event.runId) {
-        const run = store.getRun(event.runId);
+        const run = await store.getRun(event.runId);
         if (run && !TERMINAL_RUN_STATUSES.has(run.status)) {
           if (event.type === 'APPROVAL_REQUESTED') run.status = 'WAITING_FOR_APPROVAL';
           else if (event.type === 'APPROVAL_GRANTED') run.status = 'RUNNING';
-          store.putRun(run);
+          await store.putRun(run);
         }
       }
       return;
@@ -197,7 +202,7 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
     case 'LEASE_GRANTED':
     case 'LEASE_REVOKED':
     case 'LEASE_EXPIRED':
-      store.putLease({
+      await store.putLease({
         leaseId: event.leaseId,
         sessionId: session.sessionId,
         kind: event.kind,
@@ -216,14 +221,14 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
       return;
     case 'CHECKPOINT_CREATED':
     case 'CHECKPOINT_RESTORED': {
-      const existing = store.getCheckpoint(event.checkpointId);
+      const existing = await store.getCheckpoint(event.checkpointId);
       if (existing) {
         if (event.restoredAt) existing.restoredAt = event.restoredAt;
-        store.putCheckpoint(existing);
+        await store.putCheckpoint(existing);
       } else {
         if (!session.projectId)
           throw new Error('a checkpoint event needs a session with a project');
-        store.putCheckpoint({
+        await store.putCheckpoint({
           checkpointId: event.checkpointId,
           sessionId: session.sessionId,
           projectId: session.projectId,
@@ -243,11 +248,11 @@ export function project(store: Store, session: SessionRecord, event: StoredEvent
       return;
     }
     case 'BUDGET_UPDATED':
-      store.putBudget({ sessionId: session.sessionId, budget: event.budget });
+      await store.putBudget({ sessionId: session.sessionId, budget: event.budget });
       return;
     case 'STUDIO_QUESTION_ASKED':
     case 'STUDIO_QUESTION_ANSWERED':
-      store.putQuestion({ ...event.question, runId: event.runId });
+      await store.putQuestion({ ...event.question, runId: event.runId });
       return;
     case 'STUDIO_STAGE_CHANGED':
     case 'STUDIO_LOG':

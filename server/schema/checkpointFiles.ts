@@ -60,14 +60,16 @@ function fileConnection(files: readonly ManifestFile[], a: Args) {
   };
 }
 
-function requireCheckpoint(engine: Engine, checkpointId: string) {
-  const c = engine.store.getCheckpoint(checkpointId);
+async function requireCheckpoint(engine: Engine, checkpointId: string) {
+  const c = await engine.reads.getCheckpoint(checkpointId);
   if (!c) throw new StudioError(ErrorCode.CHECKPOINT_NOT_FOUND, `No checkpoint ${checkpointId}.`);
   return c;
 }
 
-function changesAgainstProject(engine: Engine, checkpointId: string): FileChange[] {
-  const { plan, drifted } = engine.restorePreview(requireCheckpoint(engine, checkpointId));
+async function changesAgainstProject(engine: Engine, checkpointId: string): Promise<FileChange[]> {
+  const { plan, drifted } = await engine.restorePreview(
+    await requireCheckpoint(engine, checkpointId),
+  );
   const out: FileChange[] = [];
   const row = (
     path: string,
@@ -93,14 +95,21 @@ function changesAgainstProject(engine: Engine, checkpointId: string): FileChange
   return out;
 }
 
-function changesBetween(engine: Engine, againstId: string, checkpointId: string): FileChange[] {
+async function changesBetween(
+  engine: Engine,
+  againstId: string,
+  checkpointId: string,
+): Promise<FileChange[]> {
   const to = requireCheckpoint(engine, checkpointId);
   const from = requireCheckpoint(engine, againstId);
-  if (from.projectId !== to.projectId)
+  if ((await from).projectId !== (await to).projectId)
     throw new StudioError(ErrorCode.BAD_REQUEST, 'Both checkpoints must be of one project.', {
       field: 'against',
     });
-  const diff = diffManifests(engine.checkpointFiles(from), engine.checkpointFiles(to));
+  const diff = diffManifests(
+    await engine.checkpointFiles(await from),
+    await engine.checkpointFiles(await to),
+  );
   const out: FileChange[] = [];
   const base = { changedOutsideAgent: false, notRestorableReason: null };
   for (const f of diff.added)
@@ -158,24 +167,27 @@ function changeConnection(all: FileChange[], a: Args) {
 /** Field resolvers to merge into the schema's type map (wrapped by the caller's error guard). */
 export const checkpointFileResolvers = {
   StudioCheckpoint: {
-    files: (c: { checkpointId: string }, a: Args, { engine }: Ctx) =>
-      fileConnection(engine.checkpointFiles(requireCheckpoint(engine, c.checkpointId)), a),
-    changes: (c: { checkpointId: string }, a: Args, { engine }: Ctx) => {
+    files: async (c: { checkpointId: string }, a: Args, { engine }: Ctx) =>
+      fileConnection(
+        await engine.checkpointFiles(await requireCheckpoint(engine, c.checkpointId)),
+        a,
+      ),
+    changes: async (c: { checkpointId: string }, a: Args, { engine }: Ctx) => {
       const against = a.against;
       if (against !== null && against !== undefined && typeof against !== 'string')
         throw new StudioError(ErrorCode.BAD_REQUEST, 'against must be a checkpointId.', {
           field: 'against',
         });
       return changeConnection(
-        against
+        await (against
           ? changesBetween(engine, against, c.checkpointId)
-          : changesAgainstProject(engine, c.checkpointId),
+          : changesAgainstProject(engine, c.checkpointId)),
         a,
       );
     },
   },
   StudioProject: {
-    files: (p: { projectId: string; available: boolean }, a: Args, { engine }: Ctx) =>
-      fileConnection(p.available ? sortManifest(engine.projectFiles(p.projectId)) : [], a),
+    files: async (p: { projectId: string; available: boolean }, a: Args, { engine }: Ctx) =>
+      fileConnection(p.available ? sortManifest(await engine.projectFiles(p.projectId)) : [], a),
   },
 };

@@ -144,15 +144,15 @@ export function chargeRows(context: object, rows: number, field: string): void {
 }
 
 /** crowdyStudioAgentSetMode: a projectId must be the session's own project (projects never move). */
-export function checkSetModeProject(
+export async function checkSetModeProject(
   engine: Engine,
   sessionId: string,
   projectId: string | null,
-): void {
+): Promise<void> {
   if (projectId === null) return;
-  if (!engine.store.getProject(projectId))
+  if (!(await engine.reads.getProject(projectId)))
     throw bad('projectId', `No project ${JSON.stringify(projectId)}.`);
-  const own = engine.requireSession(sessionId).projectId;
+  const own = (await engine.requireSession(sessionId)).projectId;
   if (own !== projectId)
     throw bad(
       'projectId',

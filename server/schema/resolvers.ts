@@ -110,13 +110,15 @@ function orderCursor(value: unknown): number | null {
   return n;
 }
 
-function session(engine: Engine, sessionId: string): SessionView {
-  return sessionView(engine.requireSession(sessionId));
+async function session(engine: Engine, sessionId: string): Promise<SessionView> {
+  return sessionView(await engine.requireSession(sessionId));
 }
 
-function pendingOf(engine: Engine, sessionId: string) {
+async function pendingOf(engine: Engine, sessionId: string) {
   const now = engine.now();
-  return engine.store.listPendingApprovals(sessionId).filter((a) => Date.parse(a.expiresAt) > now);
+  return (await engine.reads.listPendingApprovals(sessionId)).filter(
+    (a) => Date.parse(a.expiresAt) > now,
+  );
 }
 
 function terminal<T>(payload: T): T {
@@ -126,12 +128,16 @@ function terminal<T>(payload: T): T {
 
 const Query: Record<string, Resolver> = {
   crowdyStudioAgentSession: (_p, a, { engine }) => session(engine, a.sessionId as string),
-  crowdyStudioAgentSessions: (_p, a, ctx) => {
+  crowdyStudioAgentSessions: async (_p, a, ctx) => {
     const { engine } = ctx;
     engine.requireApp(a.appId as string);
     const first = pageSize(a.first, SESSIONS_PAGE_DEFAULT, SESSIONS_PAGE_MAX);
     chargeRows(ctx, first, 'first');
-    const rows = engine.store.listSessions(a.appId as string, orderCursor(a.after), first + 1);
+    const rows = await engine.reads.listSessions(
+      a.appId as string,
+      orderCursor(a.after),
+      first + 1,
+    );
     const page = rows.slice(0, first);
     const edges = page.map((r) => ({ cursor: String(r.order), node: sessionView(r.record) }));
     const endCursor = edges.length ? edges[edges.length - 1]!.cursor : null;
@@ -144,9 +150,9 @@ const Query: Record<string, Resolver> = {
       hasNextPage,
     };
   },
-  crowdyStudioAgentHistory: (_p, a, ctx) => {
+  crowdyStudioAgentHistory: async (_p, a, ctx) => {
     const { engine } = ctx;
-    const s = engine.requireSession(a.sessionId as string);
+    const s = await engine.requireSession(a.sessionId as string);
     const afterSeq = (a.afterSeq as string | null) ?? '0';
     if (BigInt(afterSeq) > BigInt(s.lastEventSeq))
       throw new StudioError(
@@ -156,7 +162,7 @@ const Query: Record<string, Resolver> = {
       );
     const first = pageSize(a.first, HISTORY_PAGE_DEFAULT, HISTORY_PAGE_MAX);
     chargeRows(ctx, first, 'first');
-    const read = readEventViews(engine.store, s.sessionId, BigInt(afterSeq), first + 1);
+    const read = await readEventViews(engine.reads, s.sessionId, BigInt(afterSeq), first + 1);
     const events = read.slice(0, first);
     const hasMore = read.length > first;
     const edges = events.map((node) => ({ cursor: node.seq, node }));
@@ -170,14 +176,14 @@ const Query: Record<string, Resolver> = {
       },
     };
   },
-  crowdyStudioAgentToolDescriptors: (_p, a, { engine }) => {
-    const s = engine.requireSession(a.sessionId as string);
+  crowdyStudioAgentToolDescriptors: async (_p, a, { engine }) => {
+    const s = await engine.requireSession(a.sessionId as string);
     return { registryDigest: engine.registryDigestFor(s.mode), tools: toolsForMode(s.mode) };
   },
-  crowdyStudioAgentBudget: (_p, a, { engine }) => {
-    const s = engine.requireSession(a.sessionId as string);
+  crowdyStudioAgentBudget: async (_p, a, { engine }) => {
+    const s = await engine.requireSession(a.sessionId as string);
     return (
-      engine.store.getBudget(s.sessionId)?.budget ?? {
+      (await engine.reads.getBudget(s.sessionId))?.budget ?? {
         dimensions: [],
         resetAt: null,
         platformFunded: true,
@@ -185,13 +191,13 @@ const Query: Record<string, Resolver> = {
       }
     );
   },
-  studioCheckpoints: (_p, a, ctx) => {
+  studioCheckpoints: async (_p, a, ctx) => {
     const { engine } = ctx;
-    const s = engine.requireSession(a.sessionId as string);
-    const support = engine.checkpointsSupported(s.sessionId);
+    const s = await engine.requireSession(a.sessionId as string);
+    const support = await engine.checkpointsSupported(s.sessionId);
     const first = pageSize(a.first, CHECKPOINTS_PAGE_DEFAULT, CHECKPOINTS_PAGE_MAX);
     const rows = support.supported
-      ? engine.store.listCheckpoints(s.sessionId, orderCursor(a.after), first + 1)
+      ? await engine.reads.listCheckpoints(s.sessionId, orderCursor(a.after), first + 1)
       : [];
     chargeRows(
       ctx,
@@ -213,24 +219,24 @@ const Query: Record<string, Resolver> = {
   },
   // One folder scan per request, however many fields (aliases) ask for the same project.
   studioProject: (_p, a, ctx, info) =>
-    oncePerExecution(ctx, info, `project:${a.sessionId as string}`, () => {
-      const p = ctx.engine.projectOfSession(a.sessionId as string);
+    oncePerExecution(ctx, info, `project:${a.sessionId as string}`, async () => {
+      const p = await ctx.engine.projectOfSession(a.sessionId as string);
       return p ? projectView(p) : null;
     }),
-  studioCheckpoint: (_p, a, { engine }) => {
-    const c = engine.store.getCheckpoint(a.checkpointId as string);
+  studioCheckpoint: async (_p, a, { engine }) => {
+    const c = await engine.reads.getCheckpoint(a.checkpointId as string);
     return c ? checkpointView(c) : null;
   },
-  studioEventPage: (_p, a, ctx) => {
+  studioEventPage: async (_p, a, ctx) => {
     const { engine } = ctx;
-    const s = engine.requireSession(a.sessionId as string);
+    const s = await engine.requireSession(a.sessionId as string);
     const size = pageSize(a.size, EVENT_PAGE_SIZE, 1000, 'size');
     const page = BigInt(a.page as string);
     checkEventPage(page, size);
     chargeRows(ctx, size, 'size');
     const from = page * BigInt(size) + 1n;
     const through = from + BigInt(size) - 1n;
-    const events = readEventViews(engine.store, s.sessionId, from - 1n, size);
+    const events = await readEventViews(engine.reads, s.sessionId, from - 1n, size);
     return {
       sessionId: s.sessionId,
       page: page.toString(),
@@ -242,53 +248,69 @@ const Query: Record<string, Resolver> = {
     };
   },
   studioSearchEvents: (_p, a, { engine }) => searchEvents(engine, a as unknown as SearchEventsArgs),
-  studioPendingApprovals: (_p, a, ctx) => {
+  studioPendingApprovals: async (_p, a, ctx) => {
     const { engine } = ctx;
     engine.requireApp(a.appId as string);
     const now = engine.now();
-    const pending = engine.store
-      .listPendingApprovals(null)
-      .filter((ap) => Date.parse(ap.expiresAt) > now);
+    const pending = (await engine.reads.listPendingApprovals(null)).filter(
+      (ap) => Date.parse(ap.expiresAt) > now,
+    );
     chargeRows(ctx, pending.length, 'appId');
-    return pending.flatMap((ap) => {
-      const s = engine.store.getSession(ap.sessionId);
-      const call = engine.store.getToolCall(ap.toolCallId);
-      return s && call
-        ? [{ session: sessionView(s), toolCall: toolCallView(call), approval: approvalView(ap) }]
-        : [];
+    return engine.snapshot(async (reads) => {
+      const out = [];
+      for (const ap of pending) {
+        const s = await reads.getSession(ap.sessionId);
+        const call = await reads.getToolCall(ap.toolCallId);
+        if (s && call)
+          out.push({
+            session: sessionView(s),
+            toolCall: toolCallView(call),
+            approval: approvalView(ap),
+          });
+      }
+      return out;
     });
   },
   studioSources: (_p, _a, { engine }) => engine.sourceList(),
-  studioProjects: (_p, _a, { engine }) => engine.listProjects().map(projectView),
-  crowdyStudioAgentPolicy: (_p, a, { engine }) => {
+  studioProjects: async (_p, _a, { engine }) => (await engine.listProjects()).map(projectView),
+  crowdyStudioAgentPolicy: async (_p, a, { engine }) => {
     engine.requireApp(a.appId as string);
-    return policyView(engine.policy(a.appId as string), 'APP');
+    return policyView(await engine.policy(a.appId as string), 'APP');
   },
-  crowdyStudioAgentEffectivePolicy: (_p, a, { engine }) => {
+  crowdyStudioAgentEffectivePolicy: async (_p, a, { engine }) => {
     engine.requireApp(a.appId as string);
-    return policyView(engine.policy(a.appId as string), 'EFFECTIVE');
+    return policyView(await engine.policy(a.appId as string), 'EFFECTIVE');
   },
-  studioApprovalRules: (_p, a, { engine }) => {
+  studioApprovalRules: async (_p, a, { engine }) => {
     engine.requireApp(a.appId as string);
-    return engine.store.listApprovalRules(a.appId as string).map((r) => ruleView(r, engine.now()));
+    return (await engine.reads.listApprovalRules(a.appId as string)).map((r) =>
+      ruleView(r, engine.now()),
+    );
   },
-  studioDecidedApprovals: (_p, a, { engine }) => {
+  studioDecidedApprovals: async (_p, a, { engine }) => {
     engine.requireApp(a.appId as string);
     const first = pageSize(a.first, 20, 100);
-    return engine.store.listDecidedApprovals(first).flatMap((ap) => {
-      const s = engine.store.getSession(ap.sessionId);
-      const call = engine.store.getToolCall(ap.toolCallId);
-      return s && call && s.appId === a.appId
-        ? [{ session: sessionView(s), toolCall: toolCallView(call), approval: approvalView(ap) }]
-        : [];
+    return engine.snapshot(async (reads) => {
+      const out = [];
+      for (const ap of await reads.listDecidedApprovals(first)) {
+        const s = await reads.getSession(ap.sessionId);
+        const call = await reads.getToolCall(ap.toolCallId);
+        if (s && call && s.appId === a.appId)
+          out.push({
+            session: sessionView(s),
+            toolCall: toolCallView(call),
+            approval: approvalView(ap),
+          });
+      }
+      return out;
     });
   },
-  studioToolCall: (_p, a, { engine }) => {
-    const call = engine.store.getToolCall(a.toolCallId as string);
+  studioToolCall: async (_p, a, { engine }) => {
+    const call = await engine.reads.getToolCall(a.toolCallId as string);
     return call ? toolCallView(call) : null;
   },
-  studioQuestion: (_p, a, { engine }) => {
-    const question = engine.store.findQuestionById(a.questionId as string);
+  studioQuestion: async (_p, a, { engine }) => {
+    const question = await engine.reads.findQuestionById(a.questionId as string);
     if (!question) return null;
     const { runId, ...rest } = question;
     void runId;
@@ -309,9 +331,9 @@ function mutation(
 const str = (input: Input, key: string) => input[key] as string;
 
 const Mutation: Record<string, Resolver> = {
-  crowdyStudioAgentCreateSession: mutation('CreateSession', (i, e) =>
+  crowdyStudioAgentCreateSession: mutation('CreateSession', async (i, e) =>
     sessionView(
-      e.createSession({
+      await e.createSession({
         appId: str(i, 'appId'),
         projectId: (i.projectId as string | null) ?? null,
         mode: i.mode as AgentMode,
@@ -319,8 +341,8 @@ const Mutation: Record<string, Resolver> = {
       }),
     ),
   ),
-  crowdyStudioAgentAttachClient: mutation('AttachClient', (i, e, by) => {
-    const out = e.attach({
+  crowdyStudioAgentAttachClient: mutation('AttachClient', async (i, e, by) => {
+    const out = await e.attach({
       sessionId: str(i, 'sessionId'),
       clientInstanceId: (i.clientInstanceId as string | null) ?? null,
       reviewer: by,
@@ -331,10 +353,10 @@ const Mutation: Record<string, Resolver> = {
       replayAfterSeq: out.replayAfterSeq,
     };
   }),
-  crowdyStudioAgentSetMode: mutation('SetMode', (i, e) => {
+  crowdyStudioAgentSetMode: mutation('SetMode', async (i, e) => {
     checkSetModeProject(e, str(i, 'sessionId'), (i.projectId as string | null) ?? null);
     return sessionView(
-      e.setMode({
+      await e.setMode({
         sessionId: str(i, 'sessionId'),
         clientEpoch: str(i, 'clientEpoch'),
         mode: i.mode as AgentMode,
@@ -342,15 +364,19 @@ const Mutation: Record<string, Resolver> = {
       }),
     );
   }),
-  crowdyStudioAgentAcknowledgeEvents: mutation('AcknowledgeEvents', (i, e) =>
-    e.acknowledge({
-      sessionId: str(i, 'sessionId'),
-      clientEpoch: str(i, 'clientEpoch'),
-      throughSeq: str(i, 'throughSeq'),
-    }),
+  crowdyStudioAgentAcknowledgeEvents: mutation(
+    'AcknowledgeEvents',
+    async (i, e) =>
+      await e.acknowledge({
+        sessionId: str(i, 'sessionId'),
+        clientEpoch: str(i, 'clientEpoch'),
+        throughSeq: str(i, 'throughSeq'),
+      }),
   ),
-  crowdyStudioAgentHeartbeat: mutation('Heartbeat', (i, e) =>
-    e.heartbeat({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') }),
+  crowdyStudioAgentHeartbeat: mutation(
+    'Heartbeat',
+    async (i, e) =>
+      await e.heartbeat({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') }),
   ),
   crowdyStudioAgentSendMessage: mutation('SendMessage', async (i, e, by) => {
     const runId = await e.sendMessage({
@@ -359,7 +385,7 @@ const Mutation: Record<string, Resolver> = {
       content: str(i, 'content'),
       author: by,
     });
-    const run = e.store.getRun(runId);
+    const run = await e.reads.getRun(runId);
     if (!run) throw new StudioError(ErrorCode.HOST_UNAVAILABLE, 'The runtime did not start a run.');
     return runView(run);
   }),
@@ -386,20 +412,18 @@ const Mutation: Record<string, Resolver> = {
       }),
     ),
   ),
-  studioCreateApprovalRule: mutation('StudioCreateApprovalRule', (i, e, by) => {
+  studioCreateApprovalRule: mutation('StudioCreateApprovalRule', async (i, e, by) => {
     const { idempotencyKey, ...rest } = i;
     void idempotencyKey;
-    const rule = buildRule(e.store, rest as unknown as CreateRuleInput, e.iso(), by);
-    e.store.putApprovalRule(rule);
-    return ruleView(rule, e.now());
+    return ruleView(await e.createApprovalRule(rest as unknown as CreateRuleInput, by), e.now());
   }),
-  studioUpdateApprovalRule: mutation('StudioUpdateApprovalRule', (i, e) => {
+  studioUpdateApprovalRule: mutation('StudioUpdateApprovalRule', async (i, e) => {
     const { idempotencyKey, ...rest } = i;
     void idempotencyKey;
-    return ruleView(updateRule(e.store, rest as unknown as UpdateRuleInput, e.iso()), e.now());
+    return ruleView(await e.updateApprovalRule(rest as unknown as UpdateRuleInput), e.now());
   }),
-  studioRevokeApprovalRule: mutation('StudioRevokeApprovalRule', (i, e, by) =>
-    ruleView(revokeRule(e.store, str(i, 'ruleId'), e.iso(), by), e.now()),
+  studioRevokeApprovalRule: mutation('StudioRevokeApprovalRule', async (i, e, by) =>
+    ruleView(await e.revokeApprovalRule(str(i, 'ruleId'), by), e.now()),
   ),
   setCrowdyStudioAgentPolicy: mutation('SetAgentPolicy', async (i, e, by) =>
     policyView(
@@ -420,10 +444,10 @@ const Mutation: Record<string, Resolver> = {
       ),
     ),
   ),
-  crowdyStudioAgentToolResult: mutation('ToolResult', (i, e) => {
-    e.requireAttached(str(i, 'sessionId'), str(i, 'clientEpoch'));
+  crowdyStudioAgentToolResult: mutation('ToolResult', async (i, e) => {
+    await e.requireAttached(str(i, 'sessionId'), str(i, 'clientEpoch'));
     const result = i.result as { toolCallId: string };
-    const call = e.store.getToolCall(result.toolCallId);
+    const call = await e.reads.getToolCall(result.toolCallId);
     if (!call || call.sessionId !== str(i, 'sessionId'))
       throw new StudioError(
         ErrorCode.TOOL_UNKNOWN,
@@ -435,8 +459,8 @@ const Mutation: Record<string, Resolver> = {
       `Tool call ${call.toolCallId} (${call.toolName}) was not dispatched to a browser; its result is not accepted.`,
     );
   }),
-  crowdyStudioAgentGrantLease: mutation('GrantLease', (i, e) => {
-    e.requireAttached(str(i, 'sessionId'), str(i, 'clientEpoch'));
+  crowdyStudioAgentGrantLease: mutation('GrantLease', async (i, e) => {
+    await e.requireAttached(str(i, 'sessionId'), str(i, 'clientEpoch'));
     throw new StudioError(
       ErrorCode.BAD_REQUEST,
       'PLAY leases need PLAY mode, which this studio does not host.',
@@ -445,26 +469,30 @@ const Mutation: Record<string, Resolver> = {
       },
     );
   }),
-  crowdyStudioAgentRevokeLease: mutation('RevokeLease', (i, e) => {
-    const s = e.requireAttached(str(i, 'sessionId'), str(i, 'clientEpoch'));
-    const lease = e.store.getLease(str(i, 'leaseId'));
+  crowdyStudioAgentRevokeLease: mutation('RevokeLease', async (i, e) => {
+    const s = await e.requireAttached(str(i, 'sessionId'), str(i, 'clientEpoch'));
+    const lease = await e.reads.getLease(str(i, 'leaseId'));
     if (!lease || lease.sessionId !== s.sessionId)
       throw new StudioError(ErrorCode.BAD_REQUEST, `No lease ${str(i, 'leaseId')}.`, {
         field: 'leaseId',
       });
     if (lease.status === 'ACTIVE')
-      e.append(s.sessionId, [
+      await e.append(s.sessionId, [
         leaseEndedDraft(lease, 'LEASE_REVOKED', (i.reason as string | null) ?? 'HUMAN_STOP'),
       ]);
-    const after = e.store.getLease(lease.leaseId);
+    const after = await e.reads.getLease(lease.leaseId);
     if (!after) throw new Error('lease vanished');
     return leaseView(after);
   }),
-  crowdyStudioAgentPause: mutation('Pause', (i, e) =>
-    sessionView(e.pause({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') })),
+  crowdyStudioAgentPause: mutation('Pause', async (i, e) =>
+    sessionView(
+      await e.pause({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') }),
+    ),
   ),
-  crowdyStudioAgentResume: mutation('Resume', (i, e) =>
-    sessionView(e.resume({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') })),
+  crowdyStudioAgentResume: mutation('Resume', async (i, e) =>
+    sessionView(
+      await e.resume({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') }),
+    ),
   ),
   crowdyStudioAgentCancelRun: mutation('CancelRun', async (i, e) => {
     const runId = await e.cancelRun({
@@ -472,7 +500,7 @@ const Mutation: Record<string, Resolver> = {
       clientEpoch: str(i, 'clientEpoch'),
       runId: (i.runId as string | null) ?? null,
     });
-    const run = e.store.getRun(runId);
+    const run = await e.reads.getRun(runId);
     if (!run) throw new Error('run vanished');
     return runView(run);
   }),
@@ -481,17 +509,17 @@ const Mutation: Record<string, Resolver> = {
       await e.closeSession({ sessionId: str(i, 'sessionId'), clientEpoch: str(i, 'clientEpoch') }),
     ),
   ),
-  studioCreateCheckpoint: mutation('StudioCreateCheckpoint', (i, e) =>
+  studioCreateCheckpoint: mutation('StudioCreateCheckpoint', async (i, e) =>
     checkpointView(
-      e.createManualCheckpoint({
+      await e.createManualCheckpoint({
         sessionId: str(i, 'sessionId'),
         clientEpoch: str(i, 'clientEpoch'),
       }),
     ),
   ),
-  studioRequestCheckpointRestore: mutation('StudioRequestCheckpointRestore', (i, e, by) =>
+  studioRequestCheckpointRestore: mutation('StudioRequestCheckpointRestore', async (i, e, by) =>
     approvalView(
-      e.requestRestore({
+      await e.requestRestore({
         requestedBy: by,
         sessionId: str(i, 'sessionId'),
         clientEpoch: str(i, 'clientEpoch'),
@@ -590,15 +618,15 @@ function oncePerExecution<T>(
 }
 
 function toolCallOnce(toolCallId: string, ctx: StudioContext, info: GraphQLResolveInfo) {
-  return oncePerExecution(ctx, info, `tc:${toolCallId}`, () => {
-    const call = ctx.engine.store.getToolCall(toolCallId);
+  return oncePerExecution(ctx, info, `tc:${toolCallId}`, async () => {
+    const call = await ctx.engine.reads.getToolCall(toolCallId);
     return call ? toolCallView(call) : null;
   });
 }
 
 function approvalOnce(approvalId: string, ctx: StudioContext, info: GraphQLResolveInfo) {
-  return oncePerExecution(ctx, info, `ap:${approvalId}`, () => {
-    const approval = ctx.engine.store.getApproval(approvalId);
+  return oncePerExecution(ctx, info, `ap:${approvalId}`, async () => {
+    const approval = await ctx.engine.reads.getApproval(approvalId);
     return approval ? approvalView(approval) : null;
   });
 }
@@ -609,40 +637,40 @@ const linked = {
       engine.projectSourceOf(p.projectId),
   },
   AgentSession: {
-    activeRun: (s: SessionView, _a: Args, { engine }: StudioContext) => {
-      const run = s._currentRunId ? engine.store.getRun(s._currentRunId) : null;
+    activeRun: async (s: SessionView, _a: Args, { engine }: StudioContext) => {
+      const run = s._currentRunId ? await engine.reads.getRun(s._currentRunId) : null;
       return run ? runView(run) : null;
     },
-    currentRun: (s: SessionView, _a: Args, { engine }: StudioContext) => {
-      const run = s._lastRunId ? engine.store.getRun(s._lastRunId) : null;
+    currentRun: async (s: SessionView, _a: Args, { engine }: StudioContext) => {
+      const run = s._lastRunId ? await engine.reads.getRun(s._lastRunId) : null;
       return run ? runView(run) : null;
     },
-    activeLeases: (s: SessionView, _a: Args, { engine }: StudioContext) =>
-      engine.store.listActiveLeases(s.sessionId).map(leaseView),
-    pendingApproval: (s: SessionView, _a: Args, { engine }: StudioContext) => {
-      const pending = pendingOf(engine, s.sessionId);
+    activeLeases: async (s: SessionView, _a: Args, { engine }: StudioContext) =>
+      (await engine.reads.listActiveLeases(s.sessionId)).map(leaseView),
+    pendingApproval: async (s: SessionView, _a: Args, { engine }: StudioContext) => {
+      const pending = await pendingOf(engine, s.sessionId);
       const newest = pending[pending.length - 1];
       return newest ? approvalView(newest) : null;
     },
-    studioPendingApprovals: (s: SessionView, _a: Args, { engine }: StudioContext) =>
-      pendingOf(engine, s.sessionId).map(approvalView),
-    studioCheckpointsSupported: (s: SessionView, _a: Args, { engine }: StudioContext) =>
-      engine.checkpointsSupported(s.sessionId).supported,
+    studioPendingApprovals: async (s: SessionView, _a: Args, { engine }: StudioContext) =>
+      (await pendingOf(engine, s.sessionId)).map(approvalView),
+    studioCheckpointsSupported: async (s: SessionView, _a: Args, { engine }: StudioContext) =>
+      (await engine.checkpointsSupported(s.sessionId)).supported,
     registryDigest: (s: SessionView, _a: Args, { engine }: StudioContext) =>
       engine.registryDigestFor(s.mode as AgentMode),
-    studioControlledBy: (s: SessionView, _a: Args, { engine }: StudioContext) =>
-      engine.controllerOf(s.sessionId)?.reviewer ?? null,
-    studioControlledSince: (s: SessionView, _a: Args, { engine }: StudioContext) =>
-      engine.controllerOf(s.sessionId)?.since ?? null,
+    studioControlledBy: async (s: SessionView, _a: Args, { engine }: StudioContext) =>
+      (await engine.controllerOf(s.sessionId))?.reviewer ?? null,
+    studioControlledSince: async (s: SessionView, _a: Args, { engine }: StudioContext) =>
+      (await engine.controllerOf(s.sessionId))?.since ?? null,
   },
   AgentApproval: {
     studioToolCall: (a: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) =>
       toolCallOnce(a.toolCallId as string, ctx, info),
   },
   StudioToolCall: {
-    studioCanAskAgain: (c: Obj, _a: Args, { engine }: StudioContext) => {
-      const call = engine.store.getToolCall(c.toolCallId as string);
-      return call ? engine.canAskAgain(call) : false;
+    studioCanAskAgain: async (c: Obj, _a: Args, { engine }: StudioContext) => {
+      const call = await engine.reads.getToolCall(c.toolCallId as string);
+      return call ? await engine.canAskAgain(call) : false;
     },
     approval: (c: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) =>
       c._approvalId ? approvalOnce(c._approvalId as string, ctx, info) : null,

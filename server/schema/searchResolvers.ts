@@ -50,8 +50,11 @@ function parseAfter(after: string | null | undefined): bigint | null {
   return BigInt(after);
 }
 
-export function searchEvents(engine: Engine, args: SearchEventsArgs): SearchConnectionView {
-  const session = engine.requireSession(args.sessionId);
+export async function searchEvents(
+  engine: Engine,
+  args: SearchEventsArgs,
+): Promise<SearchConnectionView> {
+  const session = await engine.requireSession(args.sessionId);
   if (args.query.length > SEARCH_QUERY_MAX_CHARS)
     throw new StudioError(
       ErrorCode.BAD_REQUEST,
@@ -61,7 +64,7 @@ export function searchEvents(engine: Engine, args: SearchEventsArgs): SearchConn
   const first = parseFirst(args.first);
   const after = parseAfter(args.after);
   // One more than asked tells whether another page follows.
-  const rows = engine.store.searchEvents(session.sessionId, args.query, after, first + 1);
+  const rows = await engine.reads.searchEvents(session.sessionId, args.query, after, first + 1);
   const hits = rows.slice(0, first).map((hit) => ({
     seq: hit.seq.toString(),
     type: hit.type,

@@ -30,13 +30,23 @@ class BatchCache {
   >();
   private static readonly PER_SESSION = 64;
 
-  read(engine: Engine, sessionId: string, cursor: bigint, limit: number): EventBatch | null {
-    const lastSeq = engine.store.getSession(sessionId)?.lastEventSeq ?? '0';
+  async read(
+    engine: Engine,
+    sessionId: string,
+    cursor: bigint,
+    limit: number,
+  ): Promise<EventBatch | null> {
     let entries = this.bySession.get(sessionId);
     const key = `${cursor}:${limit}`;
     const hit = entries?.get(key);
-    if (hit && (hit.batch.events.length === limit || hit.lastSeq === lastSeq)) return hit.batch;
-    const events = readEventViews(engine.store, sessionId, cursor, limit);
+    if (hit && hit.batch.events.length === limit) return hit.batch;
+    // One read-only snapshot: the session's last seq and the events agree.
+    const { lastSeq, events } = await engine.snapshot(async (reads) => {
+      const last = (await reads.getSession(sessionId))?.lastEventSeq ?? '0';
+      if (hit && hit.lastSeq === last) return { lastSeq: last, events: null };
+      return { lastSeq: last, events: await readEventViews(reads, sessionId, cursor, limit) };
+    });
+    if (!events) return hit!.batch;
     const first = events[0];
     const last = events[events.length - 1];
     if (!first || !last) return null;
@@ -72,14 +82,14 @@ const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** A value a subscription yields when it has to end with an error (the resolver throws it). */
 export type Terminal = StudioError;
 
-function checkCursor(
+async function checkCursor(
   engine: Engine,
   sessionId: string,
   afterSeq: string,
   clientEpoch: string | null,
 ) {
-  const session = engine.requireSession(sessionId);
-  if (clientEpoch !== null) engine.requireAttached(sessionId, clientEpoch);
+  const session = await engine.requireSession(sessionId);
+  if (clientEpoch !== null) await engine.requireAttached(sessionId, clientEpoch);
   if (BigInt(afterSeq) > BigInt(session.lastEventSeq))
     throw new StudioError(
       ErrorCode.EVENT_CURSOR_INVALID,
@@ -103,7 +113,7 @@ function staleError(clientEpoch: string, attached: string | null): StudioError {
  * maxBatch events; otherwise one event per push. With a clientEpoch the stream ends with
  * AGENT_CLIENT_EPOCH_STALE as soon as that epoch is fenced or detached.
  */
-export function eventStream(
+export async function eventStream(
   engine: Engine,
   args: {
     sessionId: string;
@@ -112,8 +122,8 @@ export function eventStream(
     maxBatch: number | null;
   },
   batch: boolean,
-): Repeater<EventBatch | EventView | Terminal> {
-  checkCursor(engine, args.sessionId, args.afterSeq, args.clientEpoch);
+): Promise<Repeater<EventBatch | EventView | Terminal>> {
+  await checkCursor(engine, args.sessionId, args.afterSeq, args.clientEpoch);
   const limit = Math.max(1, Math.min(args.maxBatch ?? EVENT_BATCH_DEFAULT, EVENT_BATCH_MAX));
   const cache = batchCache(engine);
   return new Repeater<EventBatch | EventView | Terminal>(async (push, stop) => {
@@ -134,14 +144,14 @@ export function eventStream(
       while (!stopped) {
         dirty = false;
         if (args.clientEpoch !== null) {
-          const session = engine.store.getSession(args.sessionId);
+          const session = await engine.reads.getSession(args.sessionId);
           if (session?.attachedEpoch !== args.clientEpoch) {
             await push(staleError(args.clientEpoch, session?.attachedEpoch ?? null));
             break;
           }
         }
         if (batch) {
-          const next = cache.read(engine, args.sessionId, cursor, limit);
+          const next = await cache.read(engine, args.sessionId, cursor, limit);
           if (next) {
             cursor = BigInt(next.throughSeq);
             await push(next);
@@ -149,7 +159,7 @@ export function eventStream(
             continue;
           }
         } else {
-          const events = readEventViews(engine.store, args.sessionId, cursor, limit);
+          const events = await readEventViews(engine.reads, args.sessionId, cursor, limit);
           const last = events[events.length - 1];
           if (last) {
             cursor = BigInt(last.seq);
@@ -197,7 +207,7 @@ export function sessionUpdates(engine: Engine, appId: string): Repeater<SessionV
         const next = dirty.values().next();
         if (!next.done) {
           dirty.delete(next.value);
-          const record = engine.store.getSession(next.value);
+          const record = await engine.reads.getSession(next.value);
           if (record && record.appId === appId) await push(sessionView(record));
           continue;
         }

@@ -5,7 +5,7 @@
  * current state in resolvers.ts, so they never go stale inside a stored result.
  */
 import type { EventRow } from '../store/records.ts';
-import type { Store } from '../store/Store.ts';
+import type { Reads } from '../engine/kernel.ts';
 import type { ManifestFile } from '../workspace/manifest.ts';
 import type {
   ApprovalRecord,
@@ -215,13 +215,13 @@ export function eventView(row: EventRow): EventView {
 }
 
 /** Events after `afterSeq` as their union members, read straight from their stored JSON. */
-export function readEventViews(
-  store: Store,
+export async function readEventViews(
+  reads: Pick<Reads, 'readEventPayloads'>,
   sessionId: string,
   afterSeq: bigint,
   limit: number,
-): EventView[] {
-  return store
-    .readEventPayloads(sessionId, afterSeq, limit)
-    .map((json) => JSON.parse(json) as EventView);
+): Promise<EventView[]> {
+  return (await reads.readEventPayloads(sessionId, afterSeq, limit)).map(
+    (json) => JSON.parse(json) as EventView,
+  );
 }

@@ -58,19 +58,20 @@ export interface SourceHost {
   /** Milliseconds since the epoch (the engine's clock; tests may move it). */
   now(): number;
   /** Creates the session (SESSION_CREATED, MODE_SELECTED) if it does not exist; returns it either way. */
-  ensureSession(spec: SessionSpec): SessionInfo;
-  findSession(sessionId: string): SessionInfo | null;
+  ensureSession(spec: SessionSpec): Promise<SessionInfo>;
+  findSession(sessionId: string): Promise<SessionInfo | null>;
   /** Appends atomically, in order; drafts whose foreignId is already stored for the session are skipped. */
-  append(sessionId: string, drafts: EventDraft[]): StoredEvent[];
-  hasForeignId(sessionId: string, foreignId: string): boolean;
+  append(sessionId: string, drafts: EventDraft[]): Promise<StoredEvent[]>;
+  hasForeignId(sessionId: string, foreignId: string): Promise<boolean>;
   /**
-   * Group commit: runs `fn` (synchronous) inside one store transaction, so every append it makes
-   * commits together with one fsync; subscribers wake after that commit. A failed append inside
-   * rolls back only itself (a savepoint). Optional: a host without it commits each append alone.
+   * Group commit: runs `fn` inside one store transaction, so every append it makes commits
+   * together with one fsync; subscribers wake after that commit. An append that fails inside
+   * fails before it writes (unknown session, invalid draft), so the others still commit; `fn`
+   * must not await anything but the host. Optional: a host without it commits each append alone.
    */
-  groupCommit?<T>(fn: () => T): T;
+  groupCommit?<T>(fn: () => Promise<T>): Promise<T>;
   /** The current state of a question (null if unknown). */
-  findQuestion(sessionId: string, questionId: string): QuestionValue | null;
+  findQuestion(sessionId: string, questionId: string): Promise<QuestionValue | null>;
   /**
    * The newest approval of a tool call (null if none). Optional: the bridges use it after a
    * restart to request again an approval that lapsed while the runtime still waits.
@@ -78,7 +79,7 @@ export interface SourceHost {
   findApproval?(
     sessionId: string,
     toolCallId: string,
-  ): { approvalId: string; status: ApprovalStatus; expiresAt: string } | null;
+  ): Promise<{ approvalId: string; status: ApprovalStatus; expiresAt: string } | null>;
   setStatus(status: SourceStatus, detail?: string | null): void;
 }
 

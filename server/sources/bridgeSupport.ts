@@ -21,18 +21,18 @@ import type { SourceHost } from './Source.ts';
  * own and a refused draft is replaced by a warning row (keeping its foreignId, so a re-page does
  * not retry it forever): a bridge must keep following its runtime whatever one event looked like.
  */
-export function appendSafely(
+export async function appendSafely(
   host: SourceHost,
   sessionId: string,
   input: EventDraft[],
   secrets: readonly string[] = [],
-): StoredEvent[] {
+): Promise<StoredEvent[]> {
   if (input.length === 0) return [];
   const drafts = scrubSecrets(input, secrets).map((d) =>
     d.foreignId === undefined ? d : { ...d, foreignId: boundedId(d.foreignId) },
   );
   try {
-    return host.append(sessionId, drafts);
+    return await host.append(sessionId, drafts);
   } catch (error) {
     host.logger.warn('bridge: the engine refused a batch; appending one by one', {
       sessionId,
@@ -43,7 +43,7 @@ export function appendSafely(
   const stored: StoredEvent[] = [];
   for (const draft of drafts) {
     try {
-      stored.push(...host.append(sessionId, [draft]));
+      stored.push(...(await host.append(sessionId, [draft])));
     } catch (error) {
       const message = errorMessage(error);
       host.logger.warn('bridge: the engine refused a draft', {
@@ -53,7 +53,7 @@ export function appendSafely(
       });
       try {
         stored.push(
-          ...host.append(sessionId, [
+          ...(await host.append(sessionId, [
             {
               type: 'STUDIO_LOG',
               level: 'warn',
@@ -62,7 +62,7 @@ export function appendSafely(
               runId: draft.runId ?? null,
               ...(draft.foreignId !== undefined ? { foreignId: draft.foreignId } : {}),
             },
-          ]),
+          ])),
         );
       } catch {
         // Nothing more can be done for this draft; the warning above is in the log.
@@ -76,15 +76,16 @@ export function appendSafely(
  * Appends only the drafts whose foreignId the session has not stored yet (a re-page or a
  * reconnect maps events again), through appendSafely.
  */
-export function appendNewDrafts(
+export async function appendNewDrafts(
   host: SourceHost,
   sessionId: string,
   drafts: EventDraft[],
   secrets: readonly string[],
-): StoredEvent[] {
-  const fresh = drafts.filter(
-    (d) => d.foreignId === undefined || !host.hasForeignId(sessionId, d.foreignId),
-  );
+): Promise<StoredEvent[]> {
+  const fresh: EventDraft[] = [];
+  for (const d of drafts)
+    if (d.foreignId === undefined || !(await host.hasForeignId(sessionId, d.foreignId)))
+      fresh.push(d);
   return appendSafely(host, sessionId, fresh, secrets);
 }
 

@@ -14,7 +14,7 @@ function make(options: {
     maxItems: options.maxItems ?? 3,
     maxMs: 1_000,
     ...(options.prepare ? { prepare: options.prepare } : {}),
-    apply: (n) => {
+    apply: async (n) => {
       if (n === 13) throw new Error('unlucky');
       applied.push(`apply ${n}`);
       if (n === 5) return async () => void applied.push('after 5');
@@ -43,7 +43,7 @@ describe('SlicedIngest', () => {
       host,
       maxItems: 2,
       maxMs: 1_000,
-      apply: (n) => {
+      apply: async (n) => {
         if (n === 0) setImmediate(() => (ranAfter = applied.length));
         applied.push(n);
       },

@@ -16,8 +16,11 @@ import type { SourceHost } from './Source.ts';
 
 export interface SlicedIngestOptions<T> {
   host: SourceHost;
-  /** Applies one item synchronously (its appends join the slice's transaction); may return work to run after the commit. */
-  apply: (item: T) => void | (() => Promise<void>);
+  /**
+   * Applies one item (its appends join the slice's transaction; it awaits nothing but the
+   * host); may return work to run after the commit.
+   */
+  apply: (item: T) => Promise<void | (() => Promise<void>)>;
   /** Work that must finish before the item can be applied (null when none). Called once per item. */
   prepare?: (item: T) => (() => Promise<void>) | null;
   /** A failure of one item (it is logged and skipped; the others go on). */
@@ -91,7 +94,7 @@ export class SlicedIngest<T> {
       let after: (() => Promise<void>) | null = null;
       let before: (() => Promise<void>) | null = null;
       const deadline = performance.now() + maxMs;
-      const slice = () => {
+      const slice = async () => {
         for (let n = 0; n < maxItems && this.head < this.inbox.length; n += 1) {
           if (n > 0 && performance.now() >= deadline) break;
           const item = this.inbox[this.head] as T;
@@ -105,7 +108,7 @@ export class SlicedIngest<T> {
           }
           this.head += 1;
           try {
-            const work = this.options.apply(item);
+            const work = await this.options.apply(item);
             if (work) {
               after = work;
               return;
@@ -118,8 +121,8 @@ export class SlicedIngest<T> {
       const headBefore = this.head;
       try {
         const host = this.options.host;
-        if (host.groupCommit) host.groupCommit(slice);
-        else slice();
+        if (host.groupCommit) await host.groupCommit(slice);
+        else await slice();
       } catch (error) {
         // The slice's transaction failed as a whole (disk full, say): logged; the rest goes on.
         this.options.onError(error);

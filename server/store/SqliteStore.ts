@@ -636,6 +636,9 @@ class SqliteTx implements Tx {
       throw error;
     }
   }
+  async deleteIdempotency(operation: string, key: string): Promise<void> {
+    this.w('DELETE FROM idempotency WHERE operation = ? AND key = ?').run(operation, key);
+  }
   async pruneIdempotency(olderThan: string): Promise<number> {
     return this.w('DELETE FROM idempotency WHERE created_at < ?').run(olderThan).changes;
   }

@@ -197,6 +197,8 @@ export interface Tx {
   getIdempotency(operation: string, key: string): Promise<IdempotencyRecord | null>;
   /** Inserts; a second record with the same (operation, key) is a StoreConflictError. */
   putIdempotency(record: IdempotencyRecord): Promise<void>;
+  /** Deletes one record (a claim whose mutation failed, or one replaced by its result). */
+  deleteIdempotency(operation: string, key: string): Promise<void>;
   /** Deletes records created before `olderThan` (ISO time); returns how many. */
   pruneIdempotency(olderThan: string): Promise<number>;
 

@@ -126,6 +126,11 @@ export interface ApprovalRecord {
   ruleName?: string | null;
   /** The reviewer whose token made the decision (null: a rule, the runtime or the engine). */
   decidedBy?: string | null;
+  /**
+   * Set while a decision is being delivered to the runtime (engine decideBatch): another
+   * decision is refused until it ends or `untilMs` passes. Stored, so it holds across instances.
+   */
+  decidingClaim?: { claim: string; untilMs: number } | null;
 }
 
 /** A scoped "always allow / always deny" rule (server/engine/approvalRules.ts). */

@@ -96,8 +96,8 @@ export async function runLeviathBurst(options: {
     });
     const engine = h.server.engine;
     const sessionId = leviathStudioSessionId(BURST_RUN_ID);
-    const seqNow = () => Number(engine.requireSession(sessionId).lastEventSeq);
-    const startSeq = seqNow();
+    const seqNow = async () => Number((await engine.requireSession(sessionId)).lastEventSeq);
+    const startSeq = await seqNow();
     const frames = burstFrames(options.frames);
     const target = startSeq + frames.length;
     const started = performance.now();
@@ -111,21 +111,24 @@ export async function runLeviathBurst(options: {
         const t0 = performance.now();
         const response = await fetch(url);
         await response.arrayBuffer();
-        probes.push({ ms: performance.now() - t0, eventsAtAnswer: seqNow() - startSeq });
+        probes.push({
+          ms: performance.now() - t0,
+          eventsAtAnswer: (await seqNow()) - (await startSeq),
+        });
       }
     })();
     // Frames map to at least one event each: wait for the target, then until the seq stops moving.
     let last = -1;
     let ingestMs = 0;
-    while (seqNow() < target || seqNow() !== last) {
-      last = seqNow();
+    for (let now = await seqNow(); now < target || now !== last; now = await seqNow()) {
+      last = now;
       ingestMs = performance.now() - started;
-      await new Promise((resolve) => setTimeout(resolve, seqNow() < target ? 5 : 100));
+      await new Promise((resolve) => setTimeout(resolve, now < target ? 5 : 100));
     }
     const cpu = process.cpuUsage(cpuStart);
     done = true;
     await probing;
-    const events = seqNow() - startSeq;
+    const events = (await seqNow()) - (await startSeq);
     return {
       frames: frames.length,
       events,

@@ -224,9 +224,9 @@ function whatIfSchema(fastDateTime: boolean, memoToolCall: boolean) {
     });
   if (memoToolCall) {
     type Ctx = { engine: StudioServer['engine']; toolCalls: Map<string, unknown> };
-    const studioToolCall = (ev: { toolCallId: string }, _a: unknown, ctx: Ctx) => {
+    const studioToolCall = async (ev: { toolCallId: string }, _a: unknown, ctx: Ctx) => {
       if (ctx.toolCalls.has(ev.toolCallId)) return ctx.toolCalls.get(ev.toolCallId);
-      const call = ctx.engine.store.getToolCall(ev.toolCallId);
+      const call = await ctx.engine.reads.getToolCall(ev.toolCallId);
       const view = call ? toolCallView(call) : null;
       ctx.toolCalls.set(ev.toolCallId, view);
       return view;
@@ -241,23 +241,23 @@ function whatIfSchema(fastDateTime: boolean, memoToolCall: boolean) {
 }
 
 async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
-  const store = server.engine.store;
+  const reads = server.engine.reads;
   const schema = createSchema<StudioContext>({
     typeDefs: readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'),
     resolvers: makeResolvers(),
   });
-  const pages = (fn: (afterSeq: bigint) => bigint) => {
+  const pages = async (fn: (afterSeq: bigint) => Promise<bigint>) => {
     const started = clock();
     let cursor = 0n;
-    while (cursor < lastSeq) cursor = fn(cursor);
+    while (cursor < lastSeq) cursor = await fn(cursor);
     return clock() - started;
   };
-  const readMs = pages((after) => {
-    const rows = store.readEvents(BENCH_SESSION_ID, after, 201);
+  const readMs = await pages(async (after) => {
+    const rows = await reads.readEvents(BENCH_SESSION_ID, after, 201);
     return rows[Math.min(rows.length, 200) - 1]!.seq;
   });
-  const viewMs = pages((after) => {
-    const rows = store.readEvents(BENCH_SESSION_ID, after, 201).slice(0, 200);
+  const viewMs = await pages(async (after) => {
+    const rows = (await reads.readEvents(BENCH_SESSION_ID, after, 201)).slice(0, 200);
     const views = rows.map(eventView);
     return BigInt(views[views.length - 1]!.seq);
   });
@@ -393,18 +393,18 @@ async function main(): Promise<void> {
       sources: [source],
     });
     const { url, token } = server;
-    source.openSession();
+    await source.openSession();
     const drafts = benchDrafts(() => server!.engine.now());
 
     // Seed.
     const seedStarted = clock();
     for (let done = 0; done < EVENTS;) {
       const n = Math.min(SEED_BATCH, EVENTS - done);
-      source.live.append(BENCH_SESSION_ID, take(drafts, n));
+      await source.live.append(BENCH_SESSION_ID, take(drafts, n));
       done += n;
     }
     const seedMs = clock() - seedStarted;
-    const lastSeq = BigInt(source.live.findSession(BENCH_SESSION_ID)!.lastEventSeq);
+    const lastSeq = BigInt((await source.live.findSession(BENCH_SESSION_ID))!.lastEventSeq);
     const total = Number(lastSeq);
     console.log('Seeding');
     row(
@@ -539,10 +539,10 @@ async function main(): Promise<void> {
       const started = clock();
       let appended = 0;
       await new Promise<void>((done) => {
-        const tick = () => {
+        const tick = async () => {
           const due = Math.min(count, Math.floor(((clock() - started) * RATE) / 1000)) - appended;
           if (due > 0) {
-            const stored = source.live.append(BENCH_SESSION_ID, take(drafts, due));
+            const stored = await source.live.append(BENCH_SESSION_ID, take(drafts, due));
             const at = clock();
             for (const event of stored) commits[Number(BigInt(event.seq) - warmSeq - 1n)] = at;
             appended += due;
@@ -550,13 +550,13 @@ async function main(): Promise<void> {
             maxGroup = Math.max(maxGroup, due);
           }
           if (appended >= count) done();
-          else setTimeout(tick, TICK_MS);
+          else setTimeout(() => void tick(), TICK_MS);
         };
-        setTimeout(tick, TICK_MS);
+        setTimeout(() => void tick(), TICK_MS);
       });
       const appendMs = clock() - started;
       loopDelay.disable();
-      const throughSeq = BigInt(source.live.findSession(BENCH_SESSION_ID)!.lastEventSeq);
+      const throughSeq = BigInt((await source.live.findSession(BENCH_SESSION_ID))!.lastEventSeq);
       const reply = await c.request(
         { cmd: 'finish', throughSeq: throughSeq.toString(), timeoutMs: 60_000 },
         120_000,

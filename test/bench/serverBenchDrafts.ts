@@ -33,7 +33,7 @@ export class ServerBenchSource implements Source {
     return this.host;
   }
 
-  openSession(): SessionInfo {
+  openSession(): Promise<SessionInfo> {
     return this.live.ensureSession({
       sessionId: BENCH_SESSION_ID,
       title: 'Benchmark session',

@@ -133,23 +133,27 @@ class Feeder {
     private readonly source: ServerBenchSource,
     readonly sessionId: string,
     private readonly drafts: Generator<EventDraft>,
-    title: string,
-  ) {
-    source.live.ensureSession({
-      sessionId,
-      title,
+    private readonly title: string,
+  ) {}
+
+  /** Creates the session (if needed) and reads its last seq. */
+  async open(): Promise<this> {
+    await this.source.live.ensureSession({
+      sessionId: this.sessionId,
+      title: this.title,
       mode: 'BUILD',
       requestedModel: 'bench-model',
       model: 'bench-model',
       projectId: BENCH_PROJECT_ID,
     });
-    this.lastSeq = Number(source.live.findSession(sessionId)!.lastEventSeq);
+    this.lastSeq = Number((await this.source.live.findSession(this.sessionId))!.lastEventSeq);
+    return this;
   }
 
-  append(count: number, record: boolean): StoredEvent[] {
+  async append(count: number, record: boolean): Promise<StoredEvent[]> {
     const drafts: EventDraft[] = [];
     for (let i = 0; i < count; i += 1) drafts.push(this.drafts.next().value as EventDraft);
-    const stored = this.source.live.append(this.sessionId, drafts);
+    const stored = await this.source.live.append(this.sessionId, drafts);
     for (const event of stored) {
       const seq = Number(event.seq);
       if (record) this.createdAt.set(seq, Date.parse(event.createdAt));
@@ -158,8 +162,9 @@ class Feeder {
     return stored;
   }
 
-  seed(target: number): void {
-    while (this.lastSeq < target) this.append(Math.min(SEED_BATCH, target - this.lastSeq), false);
+  async seed(target: number): Promise<void> {
+    while (this.lastSeq < target)
+      await this.append(Math.min(SEED_BATCH, target - this.lastSeq), false);
   }
 }
 
@@ -276,12 +281,17 @@ async function openPhase(
   console.log(`\nOpen a session (${uptime()})`);
   const drafts = benchDrafts(now);
   for (const size of OPEN_SIZES) {
-    const feeder = new Feeder(source, `ses_open_${size}`, drafts, `Open, ${fmt(size)} events`);
+    const feeder = await new Feeder(
+      source,
+      `ses_open_${size}`,
+      drafts,
+      `Open, ${fmt(size)} events`,
+    ).open();
     const seeded = Date.now();
-    feeder.seed(size);
+    await feeder.seed(size);
     // End on a run boundary: the newest event then has a row of its own.
     for (;;) {
-      const [event] = feeder.append(1, false);
+      const [event] = await feeder.append(1, false);
       if (event!.type === 'RUN_SUCCEEDED') break;
     }
     console.log(
@@ -382,7 +392,7 @@ async function liveRun(
       }),
     );
     // The stream is on once an appended event is painted in every page.
-    feeder.append(1, false);
+    await feeder.append(1, false);
     await Promise.all(pages.map((o) => webWaitForVisible(o.page, feeder.lastSeq, 30_000)));
     await sleep(300);
     await Promise.all(pages.map((o) => webDrain(o.page)));
@@ -399,16 +409,16 @@ async function liveRun(
     const started = Date.now();
     let appended = 0;
     await new Promise<void>((done) => {
-      const tick = () => {
+      const tick = async () => {
         const due = Math.min(count, Math.floor(((Date.now() - started) * rate) / 1000)) - appended;
         if (due > 0) {
-          feeder.append(due, true);
+          await feeder.append(due, true);
           appended += due;
         }
         if (appended >= count) done();
-        else setTimeout(tick, TICK_MS);
+        else setTimeout(() => void tick(), TICK_MS);
       };
-      setTimeout(tick, TICK_MS);
+      setTimeout(() => void tick(), TICK_MS);
     });
     const windowEnd = Date.now();
     const cpu1 = await Promise.all(pages.map((o) => threadMs(o.cdp)));
@@ -542,8 +552,13 @@ async function livePhase(
   console.log(`\nLive streams (${uptime()})`);
   let round = 0;
   for (const mix of MIXES) {
-    const feeder = new Feeder(source, `ses_live_${mix}`, mixDrafts(mix, mix), `Live, ${mix}-heavy`);
-    feeder.seed(LIVE_SEED);
+    const feeder = await new Feeder(
+      source,
+      `ses_live_${mix}`,
+      mixDrafts(mix, mix),
+      `Live, ${mix}-heavy`,
+    ).open();
+    await feeder.seed(LIVE_SEED);
     for (const rate of RATES) {
       const got: Partial<Record<Mode, Partial<Record<Client, LiveFigures>>>> = {};
       // Rotate the order so neither client always runs first (or last) on the shared machine.

@@ -60,7 +60,7 @@ export class MemorySourceHost implements SourceHost {
     return this.clock;
   }
 
-  ensureSession(spec: SessionSpec): SessionInfo {
+  async ensureSession(spec: SessionSpec): Promise<SessionInfo> {
     const existing = this.sessions.get(spec.sessionId);
     if (existing) return existing.info;
     const info: SessionInfo = {
@@ -75,19 +75,19 @@ export class MemorySourceHost implements SourceHost {
     return info;
   }
 
-  findSession(sessionId: string): SessionInfo | null {
+  async findSession(sessionId: string): Promise<SessionInfo | null> {
     return this.sessions.get(sessionId)?.info ?? null;
   }
 
   /** How many group commits (slices) the bridges asked for. */
   groupCommits = 0;
 
-  groupCommit<T>(fn: () => T): T {
+  groupCommit<T>(fn: () => Promise<T>): Promise<T> {
     this.groupCommits += 1;
     return fn();
   }
 
-  append(sessionId: string, drafts: EventDraft[]): StoredEvent[] {
+  async append(sessionId: string, drafts: EventDraft[]): Promise<StoredEvent[]> {
     const session = this.sessions.get(sessionId);
     if (!session) throw new Error(`append to unknown session ${sessionId}`);
     if (this.refuse && drafts.some((d) => this.refuse?.(d)))
@@ -114,11 +114,11 @@ export class MemorySourceHost implements SourceHost {
     return stored;
   }
 
-  hasForeignId(sessionId: string, foreignId: string): boolean {
+  async hasForeignId(sessionId: string, foreignId: string): Promise<boolean> {
     return this.sessions.get(sessionId)?.foreignIds.has(foreignId) ?? false;
   }
 
-  findQuestion(sessionId: string, questionId: string): QuestionValue | null {
+  async findQuestion(sessionId: string, questionId: string): Promise<QuestionValue | null> {
     const events = this.sessions.get(sessionId)?.events ?? [];
     let found: QuestionValue | null = null;
     for (const event of events) {
@@ -131,10 +131,10 @@ export class MemorySourceHost implements SourceHost {
     return found;
   }
 
-  findApproval(
+  async findApproval(
     sessionId: string,
     toolCallId: string,
-  ): { approvalId: string; status: ApprovalStatus; expiresAt: string } | null {
+  ): Promise<{ approvalId: string; status: ApprovalStatus; expiresAt: string } | null> {
     const events = this.sessions.get(sessionId)?.events ?? [];
     for (let i = events.length - 1; i >= 0; i -= 1) {
       const event = events[i];

@@ -127,7 +127,7 @@ describe('web data layer against the real server', () => {
       webSocketImpl: LossyWebSocket,
       onConnection: (status) => statuses.push(status),
     });
-    sessionId = server.engine.createSession({ appId: '1', mode: 'ASK' }).sessionId;
+    sessionId = (await server.engine.createSession({ appId: '1', mode: 'ASK' })).sessionId;
   });
 
   afterAll(async () => {
@@ -142,7 +142,7 @@ describe('web data layer against the real server', () => {
   const seqs = () => readPage()?.events.map((event) => event.seq) ?? [];
 
   it('streams events into the newest page, one StudioToolCall entity per call, no duplicates, gaps filled', async () => {
-    server.engine.append(sessionId, [toolDraft('TOOL_PROPOSED', 'call-1', 'PROPOSED')]);
+    await server.engine.append(sessionId, [toolDraft('TOOL_PROPOSED', 'call-1', 'PROPOSED')]);
     const first = await studio.client
       .query(EventPageQuery, { sessionId, page: '0', size: PAGE_SIZE })
       .toPromise();
@@ -157,8 +157,8 @@ describe('web data layer against the real server', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
 
     // 1. Every event for call-1 updates the one entity the first event links to.
-    server.engine.append(sessionId, [toolDraft('TOOL_DISPATCHED', 'call-1', 'DISPATCHED')]);
-    server.engine.append(sessionId, [toolDraft('TOOL_SUCCEEDED', 'call-1', 'SUCCEEDED')]);
+    await server.engine.append(sessionId, [toolDraft('TOOL_DISPATCHED', 'call-1', 'DISPATCHED')]);
+    await server.engine.append(sessionId, [toolDraft('TOOL_SUCCEEDED', 'call-1', 'SUCCEEDED')]);
     await until(() => seqs().length === loaded.length + 2, 'the two tool events in the page');
     const proposed = readPage()?.events.find((event) => event.type === 'TOOL_PROPOSED');
     expect(proposed?.__typename).toBe('AgentToolEvent');
@@ -178,7 +178,7 @@ describe('web data layer against the real server', () => {
     const replay = studio.client
       .subscription(EventBatchesSubscription, { sessionId, afterSeq: '0', maxBatch: 2 })
       .subscribe(() => undefined);
-    server.engine.append(sessionId, [logDraft('after the replay started')]);
+    await server.engine.append(sessionId, [logDraft('after the replay started')]);
     await until(
       () =>
         readPage()?.events.some(
@@ -194,14 +194,14 @@ describe('web data layer against the real server', () => {
 
     // 3. A batch lost in transit leaves a gap; the stream fills it from History before the next one.
     loss.dropNext = true;
-    server.engine.append(sessionId, [logDraft('lost in transit')]);
+    await server.engine.append(sessionId, [logDraft('lost in transit')]);
     await until(() => loss.dropped === 1, 'the dropped batch');
     expect(
       readPage()?.events.some(
         (e) => e.__typename === 'StudioLogEvent' && e.logMessage === 'lost in transit',
       ),
     ).toBe(false);
-    server.engine.append(sessionId, [logDraft('after the gap')]);
+    await server.engine.append(sessionId, [logDraft('after the gap')]);
     await until(
       () =>
         readPage()?.events.some(
@@ -226,7 +226,7 @@ describe('web data layer against the real server', () => {
       );
     const before = liveSubscribes().length;
     studio.wsClient.terminate();
-    server.engine.append(sessionId, [logDraft('after the reconnect')]);
+    await server.engine.append(sessionId, [logDraft('after the reconnect')]);
     await until(
       () =>
         readPage()?.events.some(

@@ -41,8 +41,8 @@ afterAll(async () => {
   await h.dispose();
 });
 
-const lastSeq = (sessionId: string): bigint =>
-  BigInt(h.server.engine.requireSession(sessionId).lastEventSeq);
+const lastSeq = async (sessionId: string): Promise<bigint> =>
+  BigInt((await h.server.engine.requireSession(sessionId)).lastEventSeq);
 const listeners = (sessionId: string): number => h.server.engine.notifier.listenerCount(sessionId);
 
 /** Checks a run of batches: each batch is contiguous and labelled right; returns all events in order. */
@@ -70,7 +70,7 @@ describe('studioAgentEventBatches (observer)', () => {
     const session = await createSession(c, 'ASK');
     const sessionId = session.sessionId;
     appendMany(h, sessionId, 4000, 'seed');
-    const seeded = lastSeq(sessionId);
+    const seeded = await lastSeq(sessionId);
 
     const sub = collect<Batch>(
       c,
@@ -89,7 +89,7 @@ describe('studioAgentEventBatches (observer)', () => {
         if (delivered() > 0n && delivered() < seeded) duringReplay += 1;
       },
     });
-    const total = lastSeq(sessionId);
+    const total = await lastSeq(sessionId);
     await sub.waitFor(
       (items) => items.length > 0 && BigInt(items[items.length - 1]!.throughSeq) >= total,
       `seq ${total}`,
@@ -147,7 +147,7 @@ describe('studioAgentEventBatches (observer)', () => {
       'studioAgentEventBatches',
     );
     await racing;
-    const total = lastSeq(sessionId);
+    const total = await lastSeq(sessionId);
     await waitUntil(
       () => sub2.items.some((b) => BigInt(b.throughSeq) >= total),
       `seq ${total} after the resume`,
@@ -188,7 +188,7 @@ describe('studioAgentEventBatches (observer)', () => {
     // About 6 MB of events while the consumer does not read.
     await appendRacing(h, sessionId, 3000, 'slow', { perCommit: 10, pad: ' ' + 'x'.repeat(2000) });
     const whilePaused = sub.items.length;
-    const total = lastSeq(sessionId);
+    const total = await lastSeq(sessionId);
     slow.sockets[0]!.resume();
     await waitUntil(
       () => sub.items.some((b) => BigInt(b.throughSeq) >= total),
@@ -256,7 +256,7 @@ describe('studioAgentEventBatches (observer)', () => {
 
   it('refuses afterSeq beyond the committed history with AGENT_EVENT_CURSOR_INVALID', async () => {
     const session = await createSession(c, 'ASK');
-    const beyond = (lastSeq(session.sessionId) + 1n).toString();
+    const beyond = ((await lastSeq(session.sessionId)) + 1n).toString();
     const sub = collect<Batch>(
       c,
       BATCHES_SUBSCRIPTION,
@@ -278,7 +278,7 @@ describe('crowdyStudioAgentEvents (attached)', () => {
     const stop = keepAlive(c, attachment);
     try {
       appendMany(h, sessionId, 1500, 'seed');
-      const seeded = lastSeq(sessionId);
+      const seeded = await lastSeq(sessionId);
       const sub = collect<Ev>(
         c,
         EVENTS_SUBSCRIPTION,
@@ -294,7 +294,7 @@ describe('crowdyStudioAgentEvents (attached)', () => {
           if (delivered() > 0n && delivered() < seeded) duringReplay += 1;
         },
       });
-      const total = lastSeq(sessionId);
+      const total = await lastSeq(sessionId);
       await sub.waitFor(
         (items) => items.length > 0 && BigInt(items[items.length - 1]!.seq) >= total,
         `seq ${total}`,
@@ -323,7 +323,7 @@ describe('crowdyStudioAgentEvents (attached)', () => {
   it('refuses afterSeq beyond the committed history with AGENT_EVENT_CURSOR_INVALID', async () => {
     const session = await createSession(c, 'ASK');
     const attachment = await attach(c, session.sessionId);
-    const beyond = (lastSeq(session.sessionId) + 5n).toString();
+    const beyond = ((await lastSeq(session.sessionId)) + 5n).toString();
     const sub = collect<Ev>(
       c,
       EVENTS_SUBSCRIPTION,

@@ -115,7 +115,7 @@ async function produceEveryKind(): Promise<void> {
     ).studioCreateCheckpoint;
     const { runId } = await sendMessage(c, a, 'Note the restore test in the changelog');
     await waitForRunEnd(c, session.sessionId, runId);
-    const project = h.server.engine.projectOfSession(session.sessionId)!;
+    const project = (await h.server.engine.projectOfSession(session.sessionId))!;
     const approval = (
       await ok<{ studioRequestCheckpointRestore: ApprovalData }>(c, REQUEST_RESTORE, {
         input: {
@@ -145,7 +145,7 @@ describe('event shapes', () => {
     await produceEveryKind();
     const seenTypes = new Set<string>();
     const failures: string[] = [];
-    for (const session of h.server.engine.store.listAllSessions()) {
+    for (const session of await h.server.engine.reads.listAllSessions()) {
       let afterSeq = '0';
       for (;;) {
         const result = await run<{

@@ -55,7 +55,7 @@ describe('crowdyStudioAgentHistory', () => {
   beforeAll(async () => {
     sessionId = (await createSession(c, 'ASK')).sessionId;
     appendMany(h, sessionId, 448, 'p');
-    last = BigInt(h.server.engine.requireSession(sessionId).lastEventSeq);
+    last = BigInt((await h.server.engine.requireSession(sessionId)).lastEventSeq);
   });
 
   it('pages 100 events by default, ascending after the exclusive afterSeq', async () => {
@@ -168,7 +168,7 @@ describe('crowdyStudioAgentSessions', () => {
       after = p.endCursor;
     }
     const ids = seen.map((s) => s.sessionId);
-    const all = h.server.engine.store.listAllSessions().map((s) => s.sessionId);
+    const all = (await h.server.engine.reads.listAllSessions()).map((s) => s.sessionId);
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual([...all].sort());
     expect(ids.slice(0, created.length)).toEqual([...created].reverse());
@@ -277,8 +277,8 @@ describe('malformed input', () => {
   it('refuses a malformed draft whole with AGENT_EVENT_CURSOR_INVALID and stores nothing', async () => {
     const session = await createSession(c, 'ASK');
     const engine = h.server.engine;
-    const before = engine.requireSession(session.sessionId).lastEventSeq;
-    const count = engine.store.countEvents(session.sessionId);
+    const before = (await engine.requireSession(session.sessionId)).lastEventSeq;
+    const count = await engine.reads.countEvents(session.sessionId);
     const good: EventDraft = { type: 'STUDIO_LOG', level: 'info', message: 'fine', origin: 'test' };
     const bad: ApprovalDraft = {
       type: 'APPROVAL_REQUESTED',
@@ -303,15 +303,15 @@ describe('malformed input', () => {
     for (const attempt of attempts) {
       let caught: unknown;
       try {
-        attempt();
+        await attempt();
       } catch (error) {
         caught = error;
       }
       expect(caught).toBeInstanceOf(StudioError);
       expect((caught as StudioError).code).toBe('AGENT_EVENT_CURSOR_INVALID');
     }
-    expect(engine.requireSession(session.sessionId).lastEventSeq).toBe(before);
-    expect(engine.store.countEvents(session.sessionId)).toBe(count);
+    expect((await engine.requireSession(session.sessionId)).lastEventSeq).toBe(before);
+    expect(await engine.reads.countEvents(session.sessionId)).toBe(count);
     const events = await history(c, session.sessionId);
     expect(events.map((e) => e.seq)).toEqual(
       Array.from({ length: count }, (_, i) => String(i + 1)),

@@ -59,7 +59,7 @@ async function snapshotAll(c: StudioClient, h: Harness) {
     string,
     { events: ReturnType<typeof stamp>[]; checkpoints: CheckpointData[] }
   >();
-  for (const s of h.server.engine.store.listAllSessions()) {
+  for (const s of await h.server.engine.reads.listAllSessions()) {
     out.set(s.sessionId, {
       events: (await history(c, s.sessionId)).map(stamp),
       checkpoints: s.projectId ? await listCheckpoints(c, s.sessionId) : [],
@@ -97,8 +97,7 @@ describe('restart', () => {
 
     const before = await snapshotAll(c1, first);
     const projectBefore = await getProject(c1, build.sessionId);
-    const sessionsBefore = first.server.engine.store
-      .listAllSessions()
+    const sessionsBefore = (await first.server.engine.reads.listAllSessions())
       .map((s) => s.sessionId)
       .sort();
     await first.close();
@@ -108,10 +107,7 @@ describe('restart', () => {
       expect(second.token).toBe(token);
       const c2 = makeClient(second);
       expect(
-        second.server.engine.store
-          .listAllSessions()
-          .map((s) => s.sessionId)
-          .sort(),
+        (await second.server.engine.reads.listAllSessions()).map((s) => s.sessionId).sort(),
       ).toEqual(sessionsBefore);
       const after = await snapshotAll(c2, second);
       for (const [sessionId, then] of before) {
@@ -191,7 +187,7 @@ describe('restart', () => {
     ).studioRequestCheckpointRestore;
 
     // Simulate the process dying right after the pre-image: the folder write never happens.
-    const workspace = first.server.engine.workspace('sample-app');
+    const workspace = await first.server.engine.workspace('sample-app');
     workspace.restore = () => {
       throw new Error('simulated crash after RESTORE_PREIMAGE');
     };
@@ -215,7 +211,7 @@ describe('restart', () => {
       ),
     ).toBe(false);
     expect(readTree(dir)).toEqual(treeB);
-    expect(first.server.engine.store.listRestoreJobs().map((j) => j.toolCallId)).toEqual([
+    expect((await first.server.engine.pendingRestores()).map((j) => j.toolCallId)).toEqual([
       approval.toolCallId,
     ]);
     stop();
@@ -245,7 +241,7 @@ describe('restart', () => {
       expect(BigInt(project.revision)).toBe(BigInt(projectB.revision) + 1n);
       expect(project.contentHash).toBe(cp.contentHash);
       expect(sortedFiles(project.files)).toEqual(manifestOf(treeA));
-      expect(second.server.engine.store.listRestoreJobs()).toEqual([]);
+      expect(await second.server.engine.pendingRestores()).toEqual([]);
     } finally {
       await second.close();
     }

@@ -184,7 +184,7 @@ describe('kill switch', () => {
       }),
     ).toBe('AGENT_DISABLED');
     // A run a runtime starts on its own while the switch is on is cancelled at once.
-    h.server.engine.append(s.sessionId, [{ type: 'RUN_STARTED', runId: 'run_foreign_1' }]);
+    await h.server.engine.append(s.sessionId, [{ type: 'RUN_STARTED', runId: 'run_foreign_1' }]);
     const foreign = await waitForRunEnd(c, s.sessionId, 'run_foreign_1');
     expect(
       foreign.find((e) => e.runId === 'run_foreign_1' && e.type === 'RUN_CANCELLED'),
@@ -218,7 +218,7 @@ describe('kill switch', () => {
         killSwitch: true,
       },
     });
-    const approval = h.server.engine.proposeWithApproval({
+    const approval = await h.server.engine.proposeWithApproval({
       sessionId: s.sessionId,
       runId: null,
       toolName: 'workspace.file.delete',

@@ -137,27 +137,31 @@ describe('studioSearchEvents', () => {
     expect(await failCode(c, SEARCH, { sessionId: 'no-such-session', query: 'x' })).toBeTruthy();
   });
 
-  it('indexes a data dir written before the index existed when the store opens it', () => {
+  it('indexes a data dir written before the index existed when the store opens it', async () => {
     const file = join(h.dataDir, 'old-store.sqlite');
     const store = new SqliteStore(file);
-    store.insertEvent({
-      sessionId: 'old-1',
-      seq: 1n,
-      eventId: 'old-1-1',
-      type: 'STUDIO_LOG',
-      runId: null,
-      createdAt: '2026-01-01T00:00:00.000Z',
-      payload: JSON.stringify({ __typename: 'StudioLogEvent', message: 'written long ago' }),
-      foreignId: null,
-    });
+    await store.transaction((tx) =>
+      tx.insertEvent({
+        sessionId: 'old-1',
+        seq: 1n,
+        eventId: 'old-1-1',
+        type: 'STUDIO_LOG',
+        runId: null,
+        createdAt: '2026-01-01T00:00:00.000Z',
+        payload: JSON.stringify({ __typename: 'StudioLogEvent', message: 'written long ago' }),
+        foreignId: null,
+      }),
+    );
     // As if written by a server without the index: no rows in it, no marker.
     (store as unknown as { db: { exec(sql: string): void } }).db.exec(
       "DELETE FROM event_search; DELETE FROM meta WHERE key = 'eventSearch'",
     );
-    expect(store.searchEvents('old-1', 'long', null, 10)).toEqual([]);
-    store.close();
+    const search = (s: SqliteStore) =>
+      s.transaction((tx) => tx.searchEvents('old-1', 'long', null, 10), { readOnly: true });
+    expect(await search(store)).toEqual([]);
+    await store.close();
     const reopened = new SqliteStore(file);
-    expect(reopened.searchEvents('old-1', 'long', null, 10).map((hit) => hit.seq)).toEqual([1n]);
-    reopened.close();
+    expect((await search(reopened)).map((hit) => hit.seq)).toEqual([1n]);
+    await reopened.close();
   });
 });

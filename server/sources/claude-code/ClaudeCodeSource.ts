@@ -181,7 +181,7 @@ export class ClaudeCodeSource implements Source {
     const newRun = conversation.runId === null;
     if (newRun) conversation.runId = `run-${randomUUID()}`;
     const runId = conversation.runId as string;
-    appendNewDrafts(
+    await appendNewDrafts(
       host,
       session.sessionId,
       [
@@ -285,8 +285,8 @@ export class ClaudeCodeSource implements Source {
       return;
     }
     const ask = { toolCallId: decision.toolCallId, toolName: decision.toolName };
-    queueMicrotask(() => {
-      this.append(decision.sessionId, [
+    queueMicrotask(async () => {
+      await this.append(decision.sessionId, [
         this.toolDraft(ask, decision.runId, 'TOOL_DISPATCHED', 'DISPATCHED', decision.argumentHash),
       ]);
       if (conversation) this.endRunIfSettled(conversation);
@@ -390,7 +390,7 @@ export class ClaudeCodeSource implements Source {
         ? [`Suggested rules: ${truncateText(JSON.stringify(options.suggestions), 500)}`]
         : []),
     ];
-    return new Promise<PermissionResult>((resolve) => {
+    return new Promise<PermissionResult>(async (resolve) => {
       conversation.pending.set(toolCallId, {
         toolCallId,
         toolName,
@@ -405,7 +405,7 @@ export class ClaudeCodeSource implements Source {
           this.endRunIfSettled(conversation);
         }
       });
-      this.append(conversation.sessionId, [
+      await this.append(conversation.sessionId, [
         {
           ...this.toolDraft(
             { toolCallId, toolName },
@@ -449,7 +449,7 @@ export class ClaudeCodeSource implements Source {
       (options.agentID ? `subagent ${options.agentID}` : 'Claude Code');
     const askedAt = new Date(this.requireHost().now()).toISOString();
     const secrets = [this.options.apiKey];
-    return new Promise<PermissionResult>((resolve) => {
+    return new Promise<PermissionResult>(async (resolve) => {
       const pending: PendingQuestions = {
         toolCallId,
         input,
@@ -507,12 +507,12 @@ export class ClaudeCodeSource implements Source {
         for (const id of pending.questions.keys()) conversation.questions.delete(id);
         resolve({ behavior: 'deny', message: 'The request was aborted.' });
       });
-      this.append(conversation.sessionId, drafts);
+      await this.append(conversation.sessionId, drafts);
     });
   }
 
   /** Marks every open question card of the conversation closed (cancel). */
-  private closeQuestions(conversation: Conversation, status: 'EXPIRED'): void {
+  private async closeQuestions(conversation: Conversation, status: 'EXPIRED'): Promise<void> {
     const drafts: EventDraft[] = [];
     const now = new Date(this.requireHost().now()).toISOString();
     for (const [id, pending] of conversation.questions) {
@@ -526,14 +526,14 @@ export class ClaudeCodeSource implements Source {
       });
     }
     conversation.questions.clear();
-    this.append(conversation.sessionId, drafts);
+    await this.append(conversation.sessionId, drafts);
   }
 
   private async pump(conversation: Conversation): Promise<void> {
     try {
       for await (const message of conversation.query) {
         const afterTool = this.map(conversation, message);
-        if (afterTool && this.options.hooks?.afterToolResult) {
+        if ((await afterTool) && this.options.hooks?.afterToolResult) {
           try {
             await this.options.hooks.afterToolResult({
               sessionId: conversation.sessionId,
@@ -550,7 +550,7 @@ export class ClaudeCodeSource implements Source {
       const message = safeErrorMessage(error, [this.options.apiKey]);
       this.logger.warn('claude-code: the Claude Code process ended', { error: message });
       if (conversation.runId)
-        this.append(conversation.sessionId, [
+        await this.append(conversation.sessionId, [
           {
             type: 'RUN_FAILED',
             runId: conversation.runId,
@@ -565,7 +565,7 @@ export class ClaudeCodeSource implements Source {
   }
 
   /** Maps one SDK message; returns true when it carried a tool result (checkpoint after it). */
-  private map(conversation: Conversation, message: SDKMessage): boolean {
+  private async map(conversation: Conversation, message: SDKMessage): Promise<boolean> {
     const sessionId = conversation.sessionId;
     const runId = conversation.runId;
     const secrets = [this.options.apiKey];
@@ -573,7 +573,7 @@ export class ClaudeCodeSource implements Source {
       case 'system':
         if (message.subtype === 'init') {
           conversation.claudeSessionId = message.session_id;
-          this.append(sessionId, [
+          await this.append(sessionId, [
             logDraft(
               {
                 runId,
@@ -630,7 +630,7 @@ export class ClaudeCodeSource implements Source {
             );
           }
         });
-        this.append(sessionId, drafts);
+        await this.append(sessionId, drafts);
         return false;
       }
       case 'user': {
@@ -652,7 +652,7 @@ export class ClaudeCodeSource implements Source {
             foreignId: `${block.tool_use_id}/result`,
           });
         }
-        this.append(sessionId, drafts);
+        await this.append(sessionId, drafts);
         return drafts.length > 0;
       }
       case 'result': {
@@ -666,7 +666,7 @@ export class ClaudeCodeSource implements Source {
       default:
         break;
     }
-    this.append(sessionId, [
+    await this.append(sessionId, [
       foreignEventDraft(
         { source: CLAUDE_CODE_SOURCE_ID, runId, foreignType: message.type, payload: message },
         secrets,
@@ -685,12 +685,12 @@ export class ClaudeCodeSource implements Source {
   }
 
   /** A turn's `result`: its budget gauges, then RUN_SUCCEEDED or RUN_FAILED. */
-  private endRun(conversation: Conversation, message: SDKResultMessage): void {
+  private async endRun(conversation: Conversation, message: SDKResultMessage): Promise<void> {
     const ended = conversation.runId;
     conversation.runId = null;
     if (!ended) return;
     const usage = message.usage;
-    this.append(conversation.sessionId, [
+    await this.append(conversation.sessionId, [
       {
         type: 'BUDGET_UPDATED',
         runId: ended,
@@ -741,9 +741,9 @@ export class ClaudeCodeSource implements Source {
     } as EventDraft & { type: typeof type };
   }
 
-  private append(sessionId: string, drafts: EventDraft[]): void {
+  private async append(sessionId: string, drafts: EventDraft[]): Promise<void> {
     if (drafts.length === 0) return;
-    appendNewDrafts(this.requireHost(), sessionId, drafts, [this.options.apiKey]);
+    await appendNewDrafts(this.requireHost(), sessionId, drafts, [this.options.apiKey]);
   }
 
   private requireHost(): SourceHost {

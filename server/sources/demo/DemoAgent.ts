@@ -62,12 +62,12 @@ export class DemoAgent implements Source {
   }
 
   /** Creates (if needed) and registers the demo project folders. */
-  openProjects(): void {
+  async openProjects(): Promise<void> {
     for (const p of DEMO_PROJECTS) {
       const root = join(this.dataDir, 'projects', p.projectId);
       mkdirSync(root, { recursive: true });
       ProjectWorkspace.createSample(root);
-      this.engine.registerProject({ projectId: p.projectId, name: p.name, root });
+      await this.engine.registerProject({ projectId: p.projectId, name: p.name, root });
     }
   }
 
@@ -75,14 +75,14 @@ export class DemoAgent implements Source {
     this.host = host;
     host.setStatus('LIVE', 'built-in offline agent');
     // Runs cut off by a restart cannot resume mid-step: they end as preempted, truthfully.
-    for (const session of this.engine.store.listAllSessions()) {
+    for (const session of await this.engine.reads.listAllSessions()) {
       if (session.source !== this.sourceId || !session.currentRunId) continue;
-      const pending = this.engine.store.listPendingApprovals(session.sessionId);
+      const pending = await this.engine.reads.listPendingApprovals(session.sessionId);
       if (pending.some((a) => a.runId === session.currentRunId)) {
-        this.resumeWaiting(session.sessionId, session.currentRunId);
+        await this.resumeWaiting(session.sessionId, session.currentRunId);
         continue;
       }
-      this.engine.endRun(
+      await this.engine.endRun(
         session.sessionId,
         session.currentRunId,
         'RUN_PREEMPTED',
@@ -102,13 +102,18 @@ export class DemoAgent implements Source {
   /** Sends a message to `sessionId` every `everyMs` while it is idle, so a live session keeps moving. */
   startTicker(sessionId: string, everyMs: number, messages: readonly string[]): void {
     let n = 0;
-    this.ticker = setInterval(() => {
-      const session = this.engine.store.getSession(sessionId);
+    const tick = async () => {
+      const session = await this.engine.reads.getSession(sessionId);
       if (!session || session.currentRunId || session.status !== 'ACTIVE' || this.stopped) return;
-      if (this.engine.policy(session.appId).killSwitch) return;
+      if ((await this.engine.policy(session.appId)).killSwitch) return;
       const content = messages[n % messages.length]!;
       n += 1;
-      this.startRun(this.engine.sessionInfo(session), content);
+      await this.startRun(this.engine.sessionInfo(session), content);
+    };
+    this.ticker = setInterval(() => {
+      tick().catch((error: unknown) =>
+        this.host?.logger.warn('demo ticker failed', { error: String(error) }),
+      );
     }, everyMs);
     this.ticker.unref();
   }
@@ -118,17 +123,17 @@ export class DemoAgent implements Source {
     content: string,
     options?: { author: string | null },
   ): Promise<{ runId: string }> {
-    return { runId: this.startRun(session, content, { author: options?.author ?? null }) };
+    return { runId: await this.startRun(session, content, { author: options?.author ?? null }) };
   }
 
   /** Appends USER_MESSAGE and RUN_STARTED now and runs the script in the background. */
-  startRun(
+  async startRun(
     session: SessionInfo,
     content: string,
     options: { stepMs?: number; author?: string | null } = {},
-  ): string {
+  ): Promise<string> {
     const runId = `run_${randomUUID()}`;
-    this.append(session.sessionId, [
+    await this.append(session.sessionId, [
       {
         type: 'USER_MESSAGE',
         runId,
@@ -165,7 +170,10 @@ export class DemoAgent implements Source {
     const waiter = this.waiters.get(decision.approvalId);
     if (waiter) waiter.resolve('EXPIRED');
     else if (decision.runId)
-      this.finishExpired(decision.sessionId, decision.runId, decision.toolCallId);
+      this.finishExpired(decision.sessionId, decision.runId, decision.toolCallId).catch(
+        (error: unknown) =>
+          this.host?.logger.warn('demo could not end an expired run', { error: String(error) }),
+      );
   }
 
   onApprovalRevoked(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
@@ -191,18 +199,18 @@ export class DemoAgent implements Source {
       ? ((JSON.parse(call.argumentsJson) as { paths?: string[] }).paths ?? [])
       : [];
     const runId = `run_${randomUUID()}`;
-    this.append(session.sessionId, [
+    await this.append(session.sessionId, [
       {
         type: 'RUN_STARTED',
         runId,
         reason: options.author ? `Asked again by ${options.author}` : 'Asked again',
       },
     ]);
-    const approval = this.proposeDelete(session.sessionId, runId, paths);
+    const approval = await this.proposeDelete(session.sessionId, runId, paths);
     const done = this.settleDelete(session.sessionId, runId, approval, paths)
-      .then((outcome) => {
-        if (outcome === 'GRANTED' && !this.runOver(runId))
-          this.append(session.sessionId, [
+      .then(async (outcome) => {
+        if (outcome === 'GRANTED' && !(await this.runOver(runId)))
+          await this.append(session.sessionId, [
             { type: 'RUN_SUCCEEDED', runId, reason: 'Finished after asking again.' },
           ]);
       })
@@ -214,13 +222,13 @@ export class DemoAgent implements Source {
 
   // ------------------------------------------------------------------------------------------
 
-  private append(sessionId: string, drafts: EventDraft[]): void {
+  private async append(sessionId: string, drafts: EventDraft[]): Promise<void> {
     if (!this.host) throw new Error('demo agent not started');
-    this.host.append(sessionId, drafts);
+    await this.host.append(sessionId, drafts);
   }
 
-  private runOver(runId: string): boolean {
-    const run = this.engine.store.getRun(runId);
+  private async runOver(runId: string): Promise<boolean> {
+    const run = await this.engine.reads.getRun(runId);
     return !run || TERMINAL_RUN_STATUSES.has(run.status) || this.stopped;
   }
 
@@ -228,9 +236,12 @@ export class DemoAgent implements Source {
   private async step(sessionId: string, runId: string, ms: number): Promise<boolean> {
     if (ms > 0) await delay(ms);
     else await delay(0);
-    while (this.engine.store.getSession(sessionId)?.status === 'PAUSED' && !this.runOver(runId))
+    while (
+      (await this.engine.reads.getSession(sessionId))?.status === 'PAUSED' &&
+      !(await this.runOver(runId))
+    )
       await delay(100);
-    return !this.runOver(runId);
+    return !(await this.runOver(runId));
   }
 
   private async script(
@@ -239,13 +250,13 @@ export class DemoAgent implements Source {
     content: string,
     ms: number,
   ): Promise<void> {
-    const session = this.engine.requireSession(sessionId);
+    const session = await this.engine.requireSession(sessionId);
     const words = content.toLowerCase();
     const wantsCleanup = /\b(clean|delete|remove|tidy)\b/.test(words);
     const readOnly = session.mode === 'ASK' || !session.projectId;
     let toolCalls = 0;
 
-    this.append(sessionId, [
+    await this.append(sessionId, [
       {
         type: 'STUDIO_STAGE_CHANGED',
         runId,
@@ -259,12 +270,12 @@ export class DemoAgent implements Source {
     let listing: string[] = [];
     let readme = '';
     if (session.projectId) {
-      const project = this.engine.projectOfSession(sessionId);
+      const project = await this.engine.projectOfSession(sessionId);
       listing =
         project && !project.unavailableReason
-          ? this.engine.projectFiles(project.projectId).map((f) => f.path)
+          ? (await this.engine.projectFiles(project.projectId)).map((f) => f.path)
           : [];
-      this.serverTool(
+      await this.serverTool(
         sessionId,
         runId,
         'workspace.file.list',
@@ -276,9 +287,9 @@ export class DemoAgent implements Source {
       );
       toolCalls += 1;
       if (!(await this.step(sessionId, runId, ms))) return;
-      const ws = this.engine.workspace(session.projectId);
+      const ws = await this.engine.workspace(session.projectId);
       readme = ws.exists('README.md') ? ws.readFile('README.md') : '';
-      this.serverTool(
+      await this.serverTool(
         sessionId,
         runId,
         'workspace.file.read',
@@ -300,27 +311,31 @@ export class DemoAgent implements Source {
         (wantsCleanup ? ', then remove the scratch file I use, which needs your approval.' : '.');
     const messageId = `msg_${randomUUID()}`;
     for (const chunk of chunks(plan, 48)) {
-      this.append(sessionId, [
+      await this.append(sessionId, [
         { type: 'ASSISTANT_CHUNK', runId, messageId, role: 'ASSISTANT', content: chunk },
       ]);
       if (!(await this.step(sessionId, runId, Math.floor(ms / 3)))) return;
     }
-    this.append(sessionId, [
+    await this.append(sessionId, [
       { type: 'ASSISTANT_MESSAGE', runId, messageId, role: 'ASSISTANT', content: plan },
-      { type: 'BUDGET_UPDATED', runId, budget: this.budget(sessionId, content, plan, toolCalls) },
+      {
+        type: 'BUDGET_UPDATED',
+        runId,
+        budget: await this.budget(sessionId, content, plan, toolCalls),
+      },
     ]);
     if (readOnly) {
-      this.append(sessionId, [{ type: 'RUN_SUCCEEDED', runId, reason: 'Answered.' }]);
+      await this.append(sessionId, [{ type: 'RUN_SUCCEEDED', runId, reason: 'Answered.' }]);
       this.resolveWaiting(runId);
       return;
     }
     if (!(await this.step(sessionId, runId, ms))) return;
 
-    this.append(sessionId, [
+    await this.append(sessionId, [
       { type: 'STUDIO_STAGE_CHANGED', runId, fromStage: 'plan', toStage: 'edit', detail: null },
     ]);
     const projectId = session.projectId!;
-    const ws = this.engine.workspace(projectId);
+    const ws = await this.engine.workspace(projectId);
     const changelog = ws.exists('CHANGELOG.md') ? ws.readFile('CHANGELOG.md') : '# Changelog\n';
     const scratchPath = 'tmp/agent-scratch.md';
     const changes = [
@@ -329,9 +344,9 @@ export class DemoAgent implements Source {
         ? [{ path: scratchPath, content: `Scratch notes for: ${oneLine(content)}\n` }]
         : []),
     ];
-    this.patch(sessionId, runId, changes, `Write ${changes.map((c) => c.path).join(', ')}`);
+    await this.patch(sessionId, runId, changes, `Write ${changes.map((c) => c.path).join(', ')}`);
     toolCalls += 1;
-    this.append(sessionId, [
+    await this.append(sessionId, [
       {
         type: 'STUDIO_LOG',
         runId,
@@ -352,7 +367,7 @@ export class DemoAgent implements Source {
     const done =
       `Done: CHANGELOG.md now records "${oneLine(content)}".` +
       (wantsCleanup ? ' The scratch file is gone.' : '');
-    this.append(sessionId, [
+    await this.append(sessionId, [
       { type: 'STUDIO_STAGE_CHANGED', runId, fromStage: 'edit', toStage: 'verify', detail: null },
       {
         type: 'ASSISTANT_MESSAGE',
@@ -364,7 +379,7 @@ export class DemoAgent implements Source {
       {
         type: 'BUDGET_UPDATED',
         runId,
-        budget: this.budget(sessionId, content, plan + done, toolCalls),
+        budget: await this.budget(sessionId, content, plan + done, toolCalls),
       },
       { type: 'RUN_SUCCEEDED', runId, reason: 'Finished.' },
     ]);
@@ -372,16 +387,16 @@ export class DemoAgent implements Source {
   }
 
   /** A SERVER tool that needs no approval: proposed, dispatched and succeeded in one commit. */
-  private serverTool(
+  private async serverTool(
     sessionId: string,
     runId: string,
     toolName: string,
     args: object,
     summary: string,
     result: object,
-  ): void {
+  ): Promise<void> {
     const toolCallId = `tc_${randomUUID()}`;
-    const session = this.engine.requireSession(sessionId);
+    const session = await this.engine.requireSession(sessionId);
     const argumentHash = this.engine.argumentHash(
       sessionId,
       toolCallId,
@@ -390,7 +405,7 @@ export class DemoAgent implements Source {
       session.contextVersion,
     );
     const base = { runId, toolCallId, toolName, toolVersion: '1.0.0' };
-    this.append(sessionId, [
+    await this.append(sessionId, [
       {
         ...base,
         type: 'TOOL_PROPOSED',
@@ -406,14 +421,14 @@ export class DemoAgent implements Source {
     ]);
   }
 
-  private patch(
+  private async patch(
     sessionId: string,
     runId: string,
     changes: { path: string; content: string | null }[],
     summary: string,
-  ): void {
+  ): Promise<void> {
     const toolCallId = `tc_${randomUUID()}`;
-    const project = this.engine.projectOfSession(sessionId);
+    const project = await this.engine.projectOfSession(sessionId);
     if (!project) throw new Error('no project');
     const args = {
       changes: changes.map((c) => ({
@@ -423,10 +438,10 @@ export class DemoAgent implements Source {
       })),
       expectedRevision: project.revision,
     };
-    const session = this.engine.requireSession(sessionId);
-    const diffed = this.engine.proposalDiff(sessionId, changes);
+    const session = await this.engine.requireSession(sessionId);
+    const diffed = await this.engine.proposalDiff(sessionId, changes);
     const base = { runId, toolCallId, toolName: 'workspace.file.patch', toolVersion: '1.0.0' };
-    this.append(sessionId, [
+    await this.append(sessionId, [
       {
         ...base,
         type: 'TOOL_PROPOSED',
@@ -448,7 +463,7 @@ export class DemoAgent implements Source {
       { ...base, type: 'TOOL_DISPATCHED', status: 'RUNNING', executor: 'SERVER' },
     ]);
     try {
-      const result = this.engine.patchProject({
+      const result = await this.engine.patchProject({
         sessionId,
         runId,
         toolCallId,
@@ -456,23 +471,27 @@ export class DemoAgent implements Source {
         expectedRevision: project.revision,
         changes,
       });
-      this.append(sessionId, [
+      await this.append(sessionId, [
         { ...base, type: 'TOOL_SUCCEEDED', status: 'SUCCEEDED', resultJson: canonicalJson(result) },
       ]);
     } catch (error) {
-      this.failTool(sessionId, base, error);
+      await this.failTool(sessionId, base, error);
       throw error;
     }
   }
 
   /** Proposes workspace.file.delete (approval REQUIRED) and waits for the decision or expiry. */
   private async askToDelete(sessionId: string, runId: string, paths: string[]): Promise<Outcome> {
-    const approval = this.proposeDelete(sessionId, runId, paths);
+    const approval = await this.proposeDelete(sessionId, runId, paths);
     return this.settleDelete(sessionId, runId, approval, paths);
   }
 
-  private proposeDelete(sessionId: string, runId: string, paths: string[]): ApprovalRecord {
-    const project = this.engine.projectOfSession(sessionId);
+  private async proposeDelete(
+    sessionId: string,
+    runId: string,
+    paths: string[],
+  ): Promise<ApprovalRecord> {
+    const project = await this.engine.projectOfSession(sessionId);
     if (!project) throw new Error('no project');
     return this.engine.proposeWithApproval({
       sessionId,
@@ -502,15 +521,16 @@ export class DemoAgent implements Source {
     let approval = first;
     for (;;) {
       const outcome = await this.outcomeOf(approval, runId);
-      if (outcome === 'GRANTED') this.executeDelete(sessionId, runId, approval.toolCallId, paths);
-      else if (outcome === 'DENIED' && !this.runOver(runId)) {
-        const decided = this.engine.store.getApproval(approval.approvalId);
+      if (outcome === 'GRANTED')
+        await this.executeDelete(sessionId, runId, approval.toolCallId, paths);
+      else if (outcome === 'DENIED' && !(await this.runOver(runId))) {
+        const decided = await this.engine.reads.getApproval(approval.approvalId);
         const who = decided?.ruleName
           ? `Rule "${decided.ruleName}" denied the tool call.`
           : decided?.decidedBy && decided.decidedBy !== 'owner'
             ? `${decided.decidedBy} denied the tool call.`
             : 'The human denied the tool call.';
-        this.append(sessionId, [
+        await this.append(sessionId, [
           {
             type: 'RUN_FAILED',
             runId,
@@ -523,14 +543,15 @@ export class DemoAgent implements Source {
             },
           },
         ]);
-      } else if (outcome === 'EXPIRED') this.finishExpired(sessionId, runId, approval.toolCallId);
-      else if (outcome === 'REVOKED' && !this.runOver(runId)) {
+      } else if (outcome === 'EXPIRED')
+        await this.finishExpired(sessionId, runId, approval.toolCallId);
+      else if (outcome === 'REVOKED' && !(await this.runOver(runId))) {
         // Still our run (paused, or its target changed): ask again once it may go on.
         if (!(await this.step(sessionId, runId, 0))) {
           this.resolveWaiting(runId);
           return outcome;
         }
-        approval = this.proposeDelete(sessionId, runId, paths);
+        approval = await this.proposeDelete(sessionId, runId, paths);
         continue;
       }
       this.resolveWaiting(runId);
@@ -539,8 +560,8 @@ export class DemoAgent implements Source {
   }
 
   /** The outcome of an approval: at once if already decided (a rule, the kill switch), else awaited. */
-  private outcomeOf(approval: ApprovalRecord, runId: string): Promise<Outcome> {
-    const now = this.engine.store.getApproval(approval.approvalId) ?? approval;
+  private async outcomeOf(approval: ApprovalRecord, runId: string): Promise<Outcome> {
+    const now = (await this.engine.reads.getApproval(approval.approvalId)) ?? approval;
     switch (now.status) {
       case 'GRANTED':
       case 'CONSUMED':
@@ -574,52 +595,53 @@ export class DemoAgent implements Source {
   }
 
   /** After a restart: the run still waits on its approval; its decision finishes it. */
-  private resumeWaiting(sessionId: string, runId: string): void {
-    const approval = this.engine.store
-      .listPendingApprovals(sessionId)
-      .find((a) => a.runId === runId);
+  private async resumeWaiting(sessionId: string, runId: string): Promise<void> {
+    const approval = (await this.engine.reads.listPendingApprovals(sessionId)).find(
+      (a) => a.runId === runId,
+    );
     if (!approval) return;
-    const call = this.engine.store.getToolCall(approval.toolCallId);
+    const call = await this.engine.reads.getToolCall(approval.toolCallId);
     const paths = call?.argumentsJson
       ? ((JSON.parse(call.argumentsJson) as { paths?: string[] }).paths ?? [])
       : [];
-    const done = this.waitFor(approval.approvalId, runId).then((outcome) => {
+    const done = this.waitFor(approval.approvalId, runId).then(async (outcome) => {
       if (outcome === 'GRANTED') {
-        this.executeDelete(sessionId, runId, approval.toolCallId, paths);
-        this.append(sessionId, [
+        await this.executeDelete(sessionId, runId, approval.toolCallId, paths);
+        await this.append(sessionId, [
           { type: 'RUN_SUCCEEDED', runId, reason: 'Finished after a restart.' },
         ]);
-      } else if (outcome === 'EXPIRED') this.finishExpired(sessionId, runId, approval.toolCallId);
-      else if (outcome === 'DENIED' && !this.runOver(runId))
-        this.engine.endRun(sessionId, runId, 'RUN_FAILED', 'The human denied the tool call.');
-      else if (outcome === 'REVOKED' && !this.runOver(runId))
-        this.engine.endRun(sessionId, runId, 'RUN_CANCELLED', 'Its approval was revoked.');
+      } else if (outcome === 'EXPIRED')
+        await this.finishExpired(sessionId, runId, approval.toolCallId);
+      else if (outcome === 'DENIED' && !(await this.runOver(runId)))
+        await this.engine.endRun(sessionId, runId, 'RUN_FAILED', 'The human denied the tool call.');
+      else if (outcome === 'REVOKED' && !(await this.runOver(runId)))
+        await this.engine.endRun(sessionId, runId, 'RUN_CANCELLED', 'Its approval was revoked.');
     });
     this.running.set(runId, done);
   }
 
-  private executeDelete(
+  private async executeDelete(
     sessionId: string,
     runId: string,
     toolCallId: string,
     paths: string[],
-  ): void {
-    const call = this.engine.store.getToolCall(toolCallId);
-    const approval = call?.approvalId ? this.engine.store.getApproval(call.approvalId) : null;
+  ): Promise<void> {
+    const call = await this.engine.reads.getToolCall(toolCallId);
+    const approval = call?.approvalId ? await this.engine.reads.getApproval(call.approvalId) : null;
     if (!call || !approval) return;
     const base = { runId, toolCallId, toolName: call.toolName, toolVersion: call.toolVersion };
-    this.append(sessionId, [
+    await this.append(sessionId, [
       { type: 'APPROVAL_CONSUMED', status: 'CONSUMED', ...approvalFieldsOf(approval), runId },
       { ...base, type: 'TOOL_DISPATCHED', status: 'RUNNING', executor: 'SERVER' },
     ]);
-    const project = this.engine.projectOfSession(sessionId);
+    const project = await this.engine.projectOfSession(sessionId);
     const args = call.argumentsJson
       ? (JSON.parse(call.argumentsJson) as { expectedRevision: string })
       : null;
     try {
       if (!project || !args) throw new StudioError(ErrorCode.TOOL_FAILED, 'The project is gone.');
-      const ws = this.engine.workspace(project.projectId);
-      const result = this.engine.patchProject({
+      const ws = await this.engine.workspace(project.projectId);
+      const result = await this.engine.patchProject({
         sessionId,
         runId,
         toolCallId,
@@ -627,12 +649,12 @@ export class DemoAgent implements Source {
         expectedRevision: args.expectedRevision,
         changes: paths.filter((p) => ws.exists(p)).map((path) => ({ path, content: null })),
       });
-      this.append(sessionId, [
+      await this.append(sessionId, [
         { ...base, type: 'TOOL_SUCCEEDED', status: 'SUCCEEDED', resultJson: canonicalJson(result) },
       ]);
     } catch (error) {
-      const e = this.failTool(sessionId, base, error);
-      this.engine.endRun(sessionId, runId, 'RUN_FAILED', e.message, {
+      const e = await this.failTool(sessionId, base, error);
+      await this.engine.endRun(sessionId, runId, 'RUN_FAILED', e.message, {
         code: e.code,
         message: e.message,
       });
@@ -640,14 +662,14 @@ export class DemoAgent implements Source {
   }
 
   /** Records TOOL_FAILED for a server tool that threw; returns the error as a StudioError. */
-  private failTool(
+  private async failTool(
     sessionId: string,
     base: { runId: string; toolCallId: string; toolName: string; toolVersion: string },
     error: unknown,
-  ): StudioError {
+  ): Promise<StudioError> {
     const e =
       error instanceof StudioError ? error : new StudioError(ErrorCode.TOOL_FAILED, String(error));
-    this.append(sessionId, [
+    await this.append(sessionId, [
       {
         ...base,
         type: 'TOOL_FAILED',
@@ -663,12 +685,12 @@ export class DemoAgent implements Source {
     return e;
   }
 
-  private finishExpired(sessionId: string, runId: string, toolCallId: string): void {
-    const call = this.engine.store.getToolCall(toolCallId);
+  private async finishExpired(sessionId: string, runId: string, toolCallId: string): Promise<void> {
+    const call = await this.engine.reads.getToolCall(toolCallId);
     if (call && call.status === 'WAITING_FOR_APPROVAL')
-      this.append(sessionId, [this.engine.expiredToolDraft(call)]);
-    if (!this.runOver(runId))
-      this.append(sessionId, [
+      await this.append(sessionId, [this.engine.expiredToolDraft(call)]);
+    if (!(await this.runOver(runId)))
+      await this.append(sessionId, [
         {
           type: 'RUN_FAILED',
           runId,
@@ -683,14 +705,14 @@ export class DemoAgent implements Source {
       ]);
   }
 
-  private failRun(sessionId: string, runId: string, error: unknown): void {
+  private async failRun(sessionId: string, runId: string, error: unknown): Promise<void> {
     this.engine.logger.warn('demo run failed', { runId, error: String(error) });
     const e =
       error instanceof StudioError
         ? error
         : new StudioError(ErrorCode.TOOL_FAILED, 'The agent hit an internal error.');
     try {
-      this.engine.endRun(sessionId, runId, 'RUN_FAILED', e.message, {
+      await this.engine.endRun(sessionId, runId, 'RUN_FAILED', e.message, {
         code: e.code,
         message: e.message,
       });
@@ -700,10 +722,15 @@ export class DemoAgent implements Source {
     this.resolveWaiting(runId);
   }
 
-  private budget(sessionId: string, input: string, output: string, toolCalls: number): BudgetValue {
-    const runs = this.engine.store
-      .getBudget(sessionId)
-      ?.budget.dimensions.find((d) => d.name === 'REQUESTS');
+  private async budget(
+    sessionId: string,
+    input: string,
+    output: string,
+    toolCalls: number,
+  ): Promise<BudgetValue> {
+    const runs = (await this.engine.reads.getBudget(sessionId))?.budget.dimensions.find(
+      (d) => d.name === 'REQUESTS',
+    );
     const requests = BigInt(runs?.consumed ?? '0') + 1n;
     const dim = (name: string, scope: string, limit: bigint, consumed: bigint, unit: string) => ({
       name,

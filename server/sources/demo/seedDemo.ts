@@ -23,41 +23,49 @@ export async function seedDemo(
   options: { tickMs?: number } = {},
 ): Promise<void> {
   const tickMs = options.tickMs ?? 8_000;
-  const existingLive = engine.store.getMeta(LIVE_KEY);
-  if (engine.store.listAllSessions().length > 0) {
+  const existingLive = await engine.setting(LIVE_KEY);
+  if ((await engine.reads.listAllSessions()).length > 0) {
     if (existingLive) demo.startTicker(existingLive, tickMs, LIVE_MESSAGES);
     return;
   }
   const run = async (sessionId: string, content: string) => {
-    const runId = demo.startRun(engine.sessionInfo(engine.requireSession(sessionId)), content, {
-      stepMs: 0,
-    });
+    const runId = await demo.startRun(
+      engine.sessionInfo(await engine.requireSession(sessionId)),
+      content,
+      {
+        stepMs: 0,
+      },
+    );
     await demo.settled(runId);
   };
 
-  const changelog = engine.createSession({
+  const changelog = await engine.createSession({
     appId: LOCAL_APP_ID,
     projectId: 'sample-app',
     mode: 'BUILD',
   });
   await run(changelog.sessionId, 'Note the new shout option in the changelog');
   await run(changelog.sessionId, 'Record that greet() now trims names');
-  engine.checkpoint(changelog.sessionId, 'MANUAL');
+  await engine.checkpoint(changelog.sessionId, 'MANUAL');
 
-  const question = engine.createSession({
+  const question = await engine.createSession({
     appId: LOCAL_APP_ID,
     projectId: 'sample-app',
     mode: 'ASK',
   });
   await run(question.sessionId, 'What does this project do?');
 
-  const live = engine.createSession({ appId: LOCAL_APP_ID, projectId: 'sample-app', mode: 'ASK' });
+  const live = await engine.createSession({
+    appId: LOCAL_APP_ID,
+    projectId: 'sample-app',
+    mode: 'ASK',
+  });
   await run(live.sessionId, LIVE_MESSAGES[0]!);
-  engine.store.putMeta(LIVE_KEY, live.sessionId);
+  await engine.setSetting(LIVE_KEY, live.sessionId);
   demo.startTicker(live.sessionId, tickMs, LIVE_MESSAGES);
 
   // Last, so it is the newest session and its approval has the whole TTL left.
-  const cleanup = engine.createSession({
+  const cleanup = await engine.createSession({
     appId: LOCAL_APP_ID,
     projectId: 'cleanup-app',
     mode: 'BUILD',

@@ -172,7 +172,7 @@ export class LeviathSource implements Source {
     this.ingest = new SlicedIngest<IngestItem>({
       host,
       prepare: (item) => ('task' in item ? item.task : this.prepareFrame(item.frame)),
-      apply: (item) => ('task' in item ? undefined : this.applyFrame(item.frame)),
+      apply: async (item) => ('task' in item ? undefined : this.applyFrame(item.frame)),
       onError: (error) =>
         this.logger.warn('leviath: applying gateway state failed', {
           error: this.safeMessage(error),
@@ -208,7 +208,7 @@ export class LeviathSource implements Source {
       );
     await this.call(() => this.client.sendMessage(runId, content, this.abort.signal), 'message');
     // Leviath does not echo steering messages; the studio records its own.
-    appendSafely(
+    await appendSafely(
       this.requireHost(),
       session.sessionId,
       [
@@ -229,7 +229,7 @@ export class LeviathSource implements Source {
   async cancelRun(session: SessionInfo, _runId: string): Promise<void> {
     const runId = this.runFor(session.sessionId);
     await this.call(() => this.client.cancel(runId, this.abort.signal), 'cancellation');
-    this.appendNew(session.sessionId, this.mapper.endedInStudio(runId));
+    await this.appendNew(session.sessionId, this.mapper.endedInStudio(runId));
   }
 
   /**
@@ -288,7 +288,7 @@ export class LeviathSource implements Source {
         await this.client.answerInteraction(runId, body, this.abort.signal);
       } catch (error) {
         if (error instanceof LeviathHttpError && error.status === 404) {
-          appendSafely(
+          await appendSafely(
             this.requireHost(),
             decision.sessionId,
             this.mapper.closedElsewhere(requestId),
@@ -312,9 +312,13 @@ export class LeviathSource implements Source {
   }
 
   /** The engine expired an approval (120 s cap) while Leviath still waits: request it again. */
-  onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
+  async onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): Promise<void> {
     const drafts = this.mapper.reRequestApproval(decision.toolCallId, decision.approvalId);
-    queueMicrotask(() => this.appendNew(decision.sessionId, drafts));
+    await this.appendNew(decision.sessionId, drafts).catch((error: unknown) =>
+      this.logger.warn('leviath: could not request an approval again', {
+        error: this.safeMessage(error),
+      }),
+    );
   }
 
   /**
@@ -340,7 +344,7 @@ export class LeviathSource implements Source {
         await this.client.answerInteraction(runId, body, this.abort.signal);
       } catch (error) {
         if (error instanceof LeviathHttpError && error.status === 404) {
-          this.closeQuestionElsewhere(answer.sessionId, requestId, answer.question);
+          await this.closeQuestionElsewhere(answer.sessionId, requestId, answer.question);
           throw new StudioError(
             ErrorCode.STUDIO_QUESTION_CLOSED,
             'This question was answered elsewhere or is no longer open in Leviath',
@@ -358,20 +362,20 @@ export class LeviathSource implements Source {
     }
   }
 
-  private closeQuestionElsewhere(
+  private async closeQuestionElsewhere(
     sessionId: string,
     requestId: string,
     fallback: QuestionValue,
-  ): void {
+  ): Promise<void> {
     const drafts = this.mapper.closedElsewhere(requestId);
     if (drafts.length > 0) {
-      appendSafely(this.requireHost(), sessionId, drafts, [this.options.token]);
+      await appendSafely(this.requireHost(), sessionId, drafts, [this.options.token]);
       return;
     }
     // The mapper had already let go of it (a restart): close it from the studio's own copy.
-    const current = this.requireHost().findQuestion(sessionId, requestId) ?? fallback;
+    const current = (await this.requireHost().findQuestion(sessionId, requestId)) ?? fallback;
     if (current.status !== 'OPEN') return;
-    appendSafely(
+    await appendSafely(
       this.requireHost(),
       sessionId,
       [
@@ -492,26 +496,26 @@ export class LeviathSource implements Source {
     // Oldest first, so sessions appear in the order the runs began.
     for (const meta of runs.reverse()) {
       const runId = String(meta.run_id);
-      this.ensureSession(runId, meta);
-      this.appendMapped(this.mapper.applyRunMeta(meta));
+      await this.ensureSession(runId, meta);
+      await this.appendMapped(this.mapper.applyRunMeta(meta));
       const word = runWordOf(meta.status);
       if (word === 'waiting' || this.mapper.openInteractionsOf(runId).length > 0)
         await this.syncInteraction(runId, signal);
     }
-    this.resumeApprovals();
+    await this.resumeApprovals();
   }
 
   /** After a (re)connect: approvals that lapsed while the studio was down are requested again. */
-  private resumeApprovals(): void {
+  private async resumeApprovals(): Promise<void> {
     const host = this.requireHost();
     if (!host.findApproval) return;
     for (const interaction of this.mapper.openApprovals()) {
       const sessionId = leviathStudioSessionId(interaction.runId);
       const newest = interaction.toolCallId
-        ? host.findApproval(sessionId, interaction.toolCallId)
+        ? await host.findApproval(sessionId, interaction.toolCallId)
         : null;
       if (newest && interaction.toolCallId)
-        this.appendNew(sessionId, this.mapper.resumeApproval(interaction.toolCallId, newest));
+        await this.appendNew(sessionId, this.mapper.resumeApproval(interaction.toolCallId, newest));
     }
   }
 
@@ -522,7 +526,7 @@ export class LeviathSource implements Source {
     const drafts: EventDraft[] = [];
     if (request) drafts.push(...this.mapper.mapOpenInteraction(runId, request));
     drafts.push(...this.mapper.reconcileInteractions(runId, request ? String(request.id) : null));
-    this.appendNew(sessionId, drafts);
+    await this.appendNew(sessionId, drafts);
   }
 
   /** A frame about a run the bridge has not seen needs the run read over REST first. */
@@ -539,7 +543,7 @@ export class LeviathSource implements Source {
           error: this.safeMessage(error),
         });
       }
-      this.ensureSession(
+      await this.ensureSession(
         runId,
         meta ?? {
           run_id: runId,
@@ -553,10 +557,10 @@ export class LeviathSource implements Source {
    * Applies one frame synchronously (inside the slice's group commit); the checkpoint after a
    * finished tool call is returned, to run once the slice has committed.
    */
-  private applyFrame(frame: LeviathFrame): (() => Promise<void>) | undefined {
+  private async applyFrame(frame: LeviathFrame): Promise<(() => Promise<void>) | undefined> {
     const runId = runIdOfFrame(frame);
     if (runId && !this.mapper.hasRun(runId))
-      this.ensureSession(runId, {
+      await this.ensureSession(runId, {
         run_id: runId,
         agent_name: typeof frame.blueprint === 'string' ? frame.blueprint : undefined,
       });
@@ -565,7 +569,7 @@ export class LeviathSource implements Source {
       this.gatewayFrame(frame, mapped.gateway);
       return undefined;
     }
-    this.appendMapped(mapped);
+    await this.appendMapped(mapped);
     if (mapped.runId && mapped.checkInteractions) this.scheduleSettleCheck(mapped.runId);
     const hook = this.options.hooks?.afterToolFinished;
     if (!mapped.runId || !mapped.toolFinished || !hook) return undefined;
@@ -618,7 +622,7 @@ export class LeviathSource implements Source {
     timer.unref?.();
   }
 
-  private ensureSession(runId: string, meta: LeviathRunMeta): void {
+  private async ensureSession(runId: string, meta: LeviathRunMeta): Promise<void> {
     const sessionId = leviathStudioSessionId(runId);
     if (typeof meta.workdir === 'string') this.workdirs.set(runId, meta.workdir);
     if (this.runsBySession.has(sessionId)) return;
@@ -637,18 +641,18 @@ export class LeviathSource implements Source {
           workdir: typeof meta.workdir === 'string' ? meta.workdir : null,
         }) ?? null,
     };
-    this.requireHost().ensureSession(spec);
+    await this.requireHost().ensureSession(spec);
     this.runsBySession.set(sessionId, runId);
   }
 
-  private appendMapped(mapped: MappedFrame): void {
+  private async appendMapped(mapped: MappedFrame): Promise<void> {
     if (!mapped.runId || mapped.drafts.length === 0) return;
-    this.appendNew(leviathStudioSessionId(mapped.runId), mapped.drafts);
+    await this.appendNew(leviathStudioSessionId(mapped.runId), mapped.drafts);
   }
 
-  private appendNew(sessionId: string, drafts: EventDraft[]): void {
+  private async appendNew(sessionId: string, drafts: EventDraft[]): Promise<void> {
     if (drafts.length === 0) return;
-    appendNewDrafts(this.requireHost(), sessionId, drafts, [this.options.token]);
+    await appendNewDrafts(this.requireHost(), sessionId, drafts, [this.options.token]);
   }
 
   private requireIngest(): SlicedIngest<IngestItem> {

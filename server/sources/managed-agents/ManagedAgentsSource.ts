@@ -91,7 +91,7 @@ interface Follow {
   sessionKnown: boolean;
   threads: Map<string, ThreadFollow>;
   /** Events of the session and its threads, applied in order in slices with group commit. */
-  inbox: SlicedIngest<() => void>;
+  inbox: SlicedIngest<() => Promise<void>>;
 }
 
 interface ThreadFollow {
@@ -164,7 +164,7 @@ export class ManagedAgentsSource implements Source {
         detail: null,
         sessionKnown: false,
         threads: new Map(),
-        inbox: new SlicedIngest<() => void>({
+        inbox: new SlicedIngest<() => Promise<void>>({
           host,
           apply: (ingest) => ingest(),
           onError: (error) =>
@@ -179,13 +179,10 @@ export class ManagedAgentsSource implements Source {
           ...(this.options.approvalTtlMs !== undefined
             ? { approvalTtlMs: this.options.approvalTtlMs }
             : {}),
+          // The stored half is read before each event (noteStudioEchoes).
           decidedInStudio: (toolUseId) =>
-            follow.inFlight.has(toolUseId) ||
-            follow.decided.has(toolUseId) ||
-            host.hasForeignId(studioSessionId, `${toolUseId}/confirmation`),
-          interruptFromStudio: (eventId) =>
-            follow.studioInterrupts.has(eventId) ||
-            host.hasForeignId(studioSessionId, `${eventId}/studio-cancel`),
+            follow.inFlight.has(toolUseId) || follow.decided.has(toolUseId),
+          interruptFromStudio: (eventId) => follow.studioInterrupts.has(eventId),
         }),
       };
       this.follows.set(studioSessionId, follow);
@@ -303,7 +300,7 @@ export class ManagedAgentsSource implements Source {
     try {
       await this.postConfirmation(follow, event);
       follow.decided.add(toolUseId);
-      appendSafely(
+      await appendSafely(
         this.requireHost(),
         follow.studioSessionId,
         follow.mapper.confirmationDelivered(toolUseId, decision.approved),
@@ -318,7 +315,7 @@ export class ManagedAgentsSource implements Source {
     const follow = this.follows.get(decision.sessionId);
     if (!follow || !decision.approved) return;
     const drafts = follow.mapper.dispatchedAfterApproval(decision.toolCallId);
-    queueMicrotask(() => this.appendNew(follow, drafts));
+    this.appendLater(follow, drafts);
   }
 
   /** The engine expired an approval (120 s cap); the runtime still waits, so request it again. */
@@ -326,8 +323,8 @@ export class ManagedAgentsSource implements Source {
     const follow = this.follows.get(decision.sessionId);
     if (!follow) return;
     const drafts = follow.mapper.reRequestApproval(decision.toolCallId, decision.approvalId);
-    // The engine calls this from its own commit path: append after it returned.
-    queueMicrotask(() => this.appendNew(follow, drafts));
+    // The engine calls this after its commit: appended on its own, later.
+    this.appendLater(follow, drafts);
   }
 
   private async follow(follow: Follow, markReady: () => void): Promise<void> {
@@ -338,7 +335,7 @@ export class ManagedAgentsSource implements Source {
         const host = this.requireHost();
         if (!follow.sessionKnown) {
           const session = await this.api.retrieveSession(follow.foreignSessionId, signal);
-          host.ensureSession(sessionSpec(follow, session));
+          await host.ensureSession(sessionSpec(follow, session));
           follow.mapper.noteBudget(session.budget);
           follow.sessionKnown = true;
         }
@@ -364,7 +361,7 @@ export class ManagedAgentsSource implements Source {
         );
         await this.syncThreads(follow, signal);
         await Promise.all([...follow.threads.values()].map((t) => t.ready));
-        this.resumeApprovals(follow);
+        await this.resumeApprovals(follow);
         attempt = 0;
         this.setFollowState(follow, follow.mapper.sessionClosed ? 'closed' : 'live', null);
         markReady();
@@ -568,32 +565,38 @@ export class ManagedAgentsSource implements Source {
     markReady();
   }
 
-  private ingestThread(follow: Follow, threadId: string, event: ManagedAgentsEvent): void {
+  private async ingestThread(
+    follow: Follow,
+    threadId: string,
+    event: ManagedAgentsEvent,
+  ): Promise<void> {
     const key = eventIdOf(event);
     if (key && follow.seen.has(key)) return;
     const drafts = follow.mapper.mapThreadEvent(event, threadId);
     if (drafts === null) return;
     if (key) follow.seen.add(key);
-    this.appendNew(follow, drafts);
+    await this.appendNew(follow, drafts);
   }
 
   /** After a (re)connect: approvals that lapsed while the studio was down are requested again. */
-  private resumeApprovals(follow: Follow): void {
+  private async resumeApprovals(follow: Follow): Promise<void> {
     const host = this.requireHost();
     if (!host.findApproval) return;
     for (const tool of follow.mapper.awaitingTools()) {
-      const newest = host.findApproval(follow.studioSessionId, tool.toolUseId);
-      if (newest) this.appendNew(follow, follow.mapper.resumeApproval(tool.toolUseId, newest));
+      const newest = await host.findApproval(follow.studioSessionId, tool.toolUseId);
+      if (newest)
+        await this.appendNew(follow, follow.mapper.resumeApproval(tool.toolUseId, newest));
     }
   }
 
-  private ingest(follow: Follow, input: ManagedAgentsEvent): void {
+  private async ingest(follow: Follow, input: ManagedAgentsEvent): Promise<void> {
     const event = eventRecord(input);
     const key = eventIdOf(event);
     if (key) {
       if (follow.seen.has(key)) return;
       follow.seen.add(key);
     }
+    await this.noteStudioEchoes(follow, event, key);
     if (event.type === 'user.message' && follow.unechoedMessages.length > 0) {
       const text = textOf(event.content);
       const index = follow.unechoedMessages.indexOf(text);
@@ -602,19 +605,57 @@ export class ManagedAgentsSource implements Source {
         return;
       }
     }
-    this.map(follow, input);
+    await this.map(follow, input);
     const threadId = typeof event.session_thread_id === 'string' ? event.session_thread_id : '';
     if (event.type === 'session.thread_created' && threadId) this.startThread(follow, threadId);
     else if (event.type === 'session.thread_status_terminated' && threadId)
       this.endThread(follow, threadId);
   }
 
-  private map(follow: Follow, event: ManagedAgentsEvent): void {
-    this.appendNew(follow, follow.mapper.map(event));
+  private async map(follow: Follow, event: ManagedAgentsEvent): Promise<void> {
+    await this.appendNew(follow, follow.mapper.map(event));
   }
 
-  private appendNew(follow: Follow, drafts: EventDraft[]): void {
-    appendNewDrafts(this.requireHost(), follow.studioSessionId, drafts, [this.options.apiKey]);
+  /**
+   * Before the mapper sees an event: whether the studio itself delivered the confirmation it
+   * echoes (or sent the interrupt), read from the store (the mapper's predicates are
+   * synchronous; they read the sets this fills).
+   */
+  private async noteStudioEchoes(
+    follow: Follow,
+    event: Record<string, unknown>,
+    key: string | undefined,
+  ): Promise<void> {
+    const host = this.requireHost();
+    const toolUseId = typeof event.tool_use_id === 'string' ? event.tool_use_id : null;
+    if (
+      toolUseId &&
+      !follow.decided.has(toolUseId) &&
+      (await host.hasForeignId(follow.studioSessionId, `${toolUseId}/confirmation`))
+    )
+      follow.decided.add(toolUseId);
+    if (
+      event.type === 'user.interrupt' &&
+      key &&
+      (await host.hasForeignId(follow.studioSessionId, `${key}/studio-cancel`))
+    )
+      follow.studioInterrupts.add(key);
+  }
+
+  private async appendNew(follow: Follow, drafts: EventDraft[]): Promise<void> {
+    await appendNewDrafts(this.requireHost(), follow.studioSessionId, drafts, [
+      this.options.apiKey,
+    ]);
+  }
+
+  /** Appends outside the caller's flow (a hook the engine calls after its commit). */
+  private appendLater(follow: Follow, drafts: EventDraft[]): void {
+    this.appendNew(follow, drafts).catch((error: unknown) =>
+      this.logger.warn('managed-agents: could not record an event', {
+        session: follow.foreignSessionId,
+        error: this.safeMessage(error),
+      }),
+    );
   }
 
   private async postConfirmation(

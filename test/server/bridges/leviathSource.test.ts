@@ -98,14 +98,14 @@ function decision(
   };
 }
 
-function answerFor(
+async function answerFor(
   host: MemorySourceHost,
   runId: string,
   questionId: string,
   answer: Pick<QuestionAnswer, 'text' | 'choiceIndex' | 'approved'>,
-): QuestionAnswer {
+): Promise<QuestionAnswer> {
   const sessionId = leviathStudioSessionId(runId);
-  const question = host.findQuestion(sessionId, questionId);
+  const question = await host.findQuestion(sessionId, questionId);
   if (!question) throw new Error(`no question ${questionId}`);
   return { sessionId, question, ...answer };
 }
@@ -261,7 +261,11 @@ describe('LeviathSource', () => {
       'STUDIO_LOG',
     ]);
     await source.deliverAnswer(
-      answerFor(host, LEGACY, 'ask-call_9', { text: null, choiceIndex: null, approved: true }),
+      await answerFor(host, LEGACY, 'ask-call_9', {
+        text: null,
+        choiceIndex: null,
+        approved: true,
+      }),
     );
     expect(peer.answers.at(-1)?.body).toEqual({
       request_id: 'ask-call_9',
@@ -323,9 +327,9 @@ describe('LeviathSource', () => {
           () => host.types(sessionId).includes('STUDIO_QUESTION_ASKED'),
           'the question',
         );
-        const question = host.findQuestion(sessionId, c.request.id);
+        const question = await host.findQuestion(sessionId, c.request.id);
         expect(question?.kind).toBe(c.expectedKind);
-        await source.deliverAnswer(answerFor(host, runId, c.request.id, c.answer));
+        await source.deliverAnswer(await answerFor(host, runId, c.request.id, c.answer));
       }
       expect(peer.answers).toEqual([{ runId, body: c.expectedBody }]);
     });
@@ -338,7 +342,11 @@ describe('LeviathSource', () => {
     peer.closeInteraction('ask-call_77');
     const error = await source
       .deliverAnswer(
-        answerFor(host, runId, 'ask-call_77', { text: '0.5.0', choiceIndex: null, approved: null }),
+        await answerFor(host, runId, 'ask-call_77', {
+          text: '0.5.0',
+          choiceIndex: null,
+          approved: null,
+        }),
       )
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StudioError);
@@ -358,8 +366,8 @@ describe('LeviathSource', () => {
     await source.start(host);
     const runId = 'reviewer-1786409300-aa11bb22';
     peer.closeInteraction('approve-toolu_01RM');
-    await expect(
-      source.deliverDecision(decision(host, runId, 'toolu_01RM', true)),
+    (
+      await expect(source.deliverDecision(decision(host, runId, 'toolu_01RM', true)))
     ).rejects.toMatchObject({ code: 'AGENT_APPROVAL_REVOKED' });
     expect(host.types(leviathStudioSessionId(runId)).slice(-2)).toEqual([
       'APPROVAL_EXPIRED',
@@ -400,7 +408,7 @@ describe('LeviathSource', () => {
       () => host.types(sessionId).includes('STUDIO_QUESTION_ANSWERED'),
       'the closed card',
     );
-    expect(host.findQuestion(sessionId, 'ask-call_77')?.status).toBe('ANSWERED_ELSEWHERE');
+    expect((await host.findQuestion(sessionId, 'ask-call_77'))?.status).toBe('ANSWERED_ELSEWHERE');
   });
 
   it('reconnects after a drop, re-reads the state, and stores nothing twice', async () => {
@@ -425,7 +433,7 @@ describe('LeviathSource', () => {
       { type: 'BUDGET_UPDATED' },
     ]);
     expect(
-      host.findQuestion(leviathStudioSessionId('writer-1786409400-cc33dd44'), 'ask-call_77')
+      (await host.findQuestion(leviathStudioSessionId('writer-1786409400-cc33dd44'), 'ask-call_77'))
         ?.status,
     ).toBe('ANSWERED_ELSEWHERE');
     expect(host.allEvents().length).toBe(before + 3);
@@ -450,7 +458,7 @@ describe('LeviathSource', () => {
     const { peer, host, source } = await setup();
     await source.start(host);
     const runId = 'coder-1786409275-d17e8f82';
-    const session = host.findSession(leviathStudioSessionId(runId));
+    const session = await host.findSession(leviathStudioSessionId(runId));
     if (!session) throw new Error('no session');
     expect(await source.sendMessage(session, 'Prefer the csv crate.')).toEqual({ runId });
     expect(peer.requests.at(-1)).toMatchObject({
@@ -485,9 +493,9 @@ describe('LeviathSource', () => {
     expect(
       host.events(session.sessionId).find((e) => e.foreignId === `${runId}/completed`),
     ).toMatchObject({ type: 'STUDIO_LOG', message: 'Cancel sent to Leviath' });
-    const finished = host.findSession(leviathStudioSessionId('planner-1786400000-0f0f0f0f'));
+    const finished = await host.findSession(leviathStudioSessionId('planner-1786400000-0f0f0f0f'));
     if (!finished) throw new Error('no session');
-    await expect(source.sendMessage(finished, 'hi')).rejects.toMatchObject({
+    (await expect(source.sendMessage(finished, 'hi'))).rejects.toMatchObject({
       code: 'AGENT_RUN_NOT_ACTIVE',
     });
   });
@@ -503,8 +511,10 @@ describe('LeviathSource', () => {
     expect(host.sessions.get('leviath-reviewer-1786409300-aa11bb22')?.spec.projectId).toBe(
       'project-reviewer-1786409300-aa11bb22',
     );
-    await expect(
-      source.deliverDecision(decision(host, 'reviewer-1786409300-aa11bb22', 'toolu_01RM', true)),
+    (
+      await expect(
+        source.deliverDecision(decision(host, 'reviewer-1786409300-aa11bb22', 'toolu_01RM', true)),
+      )
     ).rejects.toMatchObject({ code: 'AGENT_HOST_UNAVAILABLE' });
     expect(peer.answers).toEqual([]);
   });

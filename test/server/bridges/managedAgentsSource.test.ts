@@ -193,8 +193,8 @@ describe('ManagedAgentsSource', () => {
         deny_message: 'Run only the date tests.',
       },
     ]);
-    await expect(
-      source.deliverDecision(decisionFor(host, sessionId, 'sevt_L006', true)),
+    (
+      await expect(source.deliverDecision(decisionFor(host, sessionId, 'sevt_L006', true)))
     ).rejects.toMatchObject({ code: 'AGENT_APPROVAL_MISMATCH' });
   });
 
@@ -243,17 +243,19 @@ describe('ManagedAgentsSource', () => {
     await host.waitFor(() => host.types(sessionId).length === 7, 'the idle rows');
     expect(host.types(sessionId).includes('APPROVAL_REQUESTED')).toBe(false);
     // Confirming now would be the race the docs warn about: the studio has nothing to approve yet.
-    await expect(
-      source.deliverDecision({
-        sessionId,
-        runId: null,
-        toolCallId: 'sevt_M009',
-        toolName: 'bash',
-        approvalId: 'approval-sevt_M009',
-        argumentHash: 'sha256:' + '0'.repeat(64),
-        approved: true,
-        reason: null,
-      }),
+    (
+      await expect(
+        source.deliverDecision({
+          sessionId,
+          runId: null,
+          toolCallId: 'sevt_M009',
+          toolName: 'bash',
+          approvalId: 'approval-sevt_M009',
+          argumentHash: 'sha256:' + '0'.repeat(64),
+          approved: true,
+          reason: null,
+        }),
+      )
     ).rejects.toMatchObject({ code: 'AGENT_APPROVAL_MISMATCH' });
     expect(peer.requests.filter((r) => r.method === 'POST')).toHaveLength(0);
 
@@ -393,7 +395,7 @@ describe('ManagedAgentsSource', () => {
     ]);
     await host.waitFor(() => host.types(sessionId).includes('RUN_SUCCEEDED'));
 
-    const session = host.findSession(sessionId);
+    const session = await host.findSession(sessionId);
     if (!session) throw new Error('no session');
     const { runId } = await source.sendMessage(session, 'Also fix the timezone test.');
     expect(peer.postedEvents(foreignId)).toEqual([
@@ -414,7 +416,9 @@ describe('ManagedAgentsSource', () => {
     await source.cancelRun(session, runId);
     expect(peer.postedEvents(foreignId).at(-1)).toEqual({ type: 'user.interrupt' });
     // The engine records the cancellation itself once cancelRun resolved.
-    host.append(sessionId, [{ type: 'RUN_CANCELLED', runId, reason: 'Cancelled by a human.' }]);
+    await host.append(sessionId, [
+      { type: 'RUN_CANCELLED', runId, reason: 'Cancelled by a human.' },
+    ]);
     peer.emit(foreignId, [
       {
         id: 'sevt_X2',
@@ -459,7 +463,7 @@ describe('ManagedAgentsSource', () => {
       .events(sessionId)
       .find((e) => e.type === 'APPROVAL_REQUESTED') as ApprovalDraft;
     host.clock += 300_000;
-    host.append(sessionId, [
+    await host.append(sessionId, [
       { ...pending, type: 'APPROVAL_EXPIRED', status: 'EXPIRED', foreignId: undefined },
     ]);
 

@@ -257,7 +257,7 @@ describe('no secret leaks', () => {
     );
 
     const errors: unknown[] = [];
-    const question = host.findQuestion(sessionId, 'ask-call_1');
+    const question = await host.findQuestion(sessionId, 'ask-call_1');
     if (!question) throw new Error('no question');
     peer.closeInteraction('ask-call_1');
     await source

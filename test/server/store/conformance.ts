@@ -33,7 +33,7 @@ export function sessionRecord(
     source: 'demo',
     title: null,
     projectId: null,
-    mode: 'PLAN',
+    mode: 'ASK',
     status: 'ACTIVE',
     requestedModel: 'm',
     model: null,

@@ -1,0 +1,244 @@
+/**
+ * The kernel: the only holder of the Store. It runs the engine's transactions and gives the rule
+ * modules one handle, `db`, with the Store's transaction methods:
+ * - inside `write(fn)` / `read(fn)` every `db` call goes to that transaction (the transaction
+ *   follows the async calls made from `fn`, through AsyncLocalStorage), and a nested `write`
+ *   or `read` joins it, so a rule that appends inside another rule's transaction commits with it;
+ * - outside any transaction a `db` read runs in its own read-only transaction and a `db` write
+ *   in its own write transaction.
+ * Notifications (`notify`) reach `onNotification` handlers only after commit (the Store's
+ * `listen`); the Notifier wakes subscriptions from them.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Store, StoreNotification, Tx } from '../store/Store.ts';
+import type { SessionRecord } from '../store/records.ts';
+
+/** One open transaction as the kernel tracks it. */
+interface Frame {
+  tx: Tx;
+  ended: boolean;
+  /** Session records appended to in a group commit, written once at its end. */
+  group: Map<string, SessionRecord> | null;
+  /** Run once this transaction committed (dropped on rollback or a retried attempt). */
+  afterCommit: (() => unknown)[];
+}
+
+/** Tx methods that write (run in a write transaction when called outside one). */
+const WRITES = new Set<string>([
+  'lockSession',
+  'notify',
+  'insertEvent',
+  'putSession',
+  'putSessionIf',
+  'putRun',
+  'putToolCall',
+  'putApproval',
+  'decideApproval',
+  'putApprovalRule',
+  'putLease',
+  'putCheckpoint',
+  'putProject',
+  'putClient',
+  'putIdempotency',
+  'deleteIdempotency',
+  'pruneIdempotency',
+  'putRestoreJob',
+  'deleteRestoreJob',
+  'putQuestion',
+  'putBudget',
+  'putMeta',
+  'enqueueJob',
+  'claimJob',
+  'completeJob',
+  'failJob',
+  'pruneJobs',
+]);
+
+export type Db = Omit<Tx, 'readOnly'>;
+
+/** The reads a view may make (resolvers, subscriptions, sources): no writes, no transactions. */
+export type Reads = Pick<
+  Tx,
+  | 'readEvents'
+  | 'readEventPayloads'
+  | 'hasForeignId'
+  | 'countEvents'
+  | 'searchEvents'
+  | 'getSession'
+  | 'listSessions'
+  | 'listAllSessions'
+  | 'getRun'
+  | 'getToolCall'
+  | 'getApproval'
+  | 'listPendingApprovals'
+  | 'listDecidedApprovals'
+  | 'getApprovalRule'
+  | 'listApprovalRules'
+  | 'getLease'
+  | 'listActiveLeases'
+  | 'getCheckpoint'
+  | 'listCheckpoints'
+  | 'listCheckpointsOfProject'
+  | 'getProject'
+  | 'getClient'
+  | 'listAttachedClients'
+  | 'getQuestion'
+  | 'findQuestionById'
+  | 'getBudget'
+>;
+
+export class Kernel {
+  private readonly als = new AsyncLocalStorage<Frame>();
+  readonly db: Db;
+  /** `db` restricted to reads (the engine hands this to views). */
+  readonly reads: Reads;
+
+  constructor(private readonly store: Store) {
+    this.db = new Proxy({} as Db, {
+      get: (_target, name: string) => {
+        return (...args: unknown[]) => {
+          const frame = this.current();
+          const call = (tx: Tx) =>
+            (tx as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!(...args);
+          if (frame && (!frame.tx.readOnly || !WRITES.has(name))) return call(frame.tx);
+          if (name === 'notify') throw new Error('notify outside a transaction');
+          return WRITES.has(name)
+            ? this.write(async (tx) => call(tx))
+            : this.read(async (tx) => call(tx));
+        };
+      },
+    });
+    const db = this.db as unknown as Record<string, unknown>;
+    this.reads = new Proxy({} as Reads, {
+      get: (_target, name: string) => {
+        if (WRITES.has(name)) throw new Error(`${name} is not a read`);
+        return db[name];
+      },
+    });
+  }
+
+  get storeKind(): string {
+    return this.store.kind;
+  }
+
+  get shared(): boolean {
+    return this.store.shared;
+  }
+
+  private current(): Frame | undefined {
+    const frame = this.als.getStore();
+    return frame && !frame.ended ? frame : undefined;
+  }
+
+  /** True inside an open transaction (of either kind). */
+  inTransaction(): boolean {
+    return this.current() !== undefined;
+  }
+
+  /** The open write transaction's group-commit map, if a group commit is running. */
+  groupOf(): Map<string, SessionRecord> | null {
+    return this.current()?.group ?? null;
+  }
+
+  /** Runs `fn` in a write transaction (joining the open one). */
+  async write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const frame = this.current();
+    if (frame && !frame.tx.readOnly) return fn(frame.tx);
+    return this.commit(fn);
+  }
+
+  /** Runs a new write transaction; its frame's after-commit steps run once it committed. */
+  private async commit<T>(fn: (tx: Tx) => Promise<T>, setup?: (frame: Frame) => void): Promise<T> {
+    let last: Frame | null = null;
+    const result = await this.store.transaction((tx) => {
+      const frame: Frame = { tx, ended: false, group: null, afterCommit: [] };
+      last = frame;
+      setup?.(frame);
+      return this.enter(frame, fn);
+    });
+    const steps = (last as Frame | null)?.afterCommit ?? [];
+    if (steps.length > 0) this.detached(() => setImmediate(() => this.runSteps(steps)));
+    return result;
+  }
+
+  private runSteps(steps: (() => unknown)[]): void {
+    for (const step of steps) {
+      try {
+        const result = step();
+        if (result instanceof Promise) result.catch((error: unknown) => this.onStepError?.(error));
+      } catch (error) {
+        this.onStepError?.(error);
+      }
+    }
+  }
+
+  /** Where a failed after-commit step is reported (the engine logs it). */
+  onStepError: ((error: unknown) => void) | null = null;
+
+  /**
+   * Runs `step` after the open write transaction commits (never if it rolls back), outside any
+   * transaction; with none open, on the next turn of the event loop.
+   */
+  afterCommit(step: () => unknown): void {
+    const frame = this.current();
+    if (frame && !frame.tx.readOnly) frame.afterCommit.push(step);
+    else this.detached(() => setImmediate(() => this.runSteps([step])));
+  }
+
+  /**
+   * A group commit: `fn` and every append inside it commit together (one fsync); each session's
+   * record is written once at the end.
+   */
+  async group<T>(fn: () => Promise<T>): Promise<T> {
+    const frame = this.current();
+    if (frame?.group) return fn();
+    if (frame && !frame.tx.readOnly) {
+      frame.group = new Map();
+      try {
+        return await this.flushGroup(frame, await fn());
+      } finally {
+        frame.group = null;
+      }
+    }
+    return this.commit(
+      async () => this.flushGroup(this.current()!, await fn()),
+      (frame) => (frame.group = new Map()),
+    );
+  }
+
+  private async flushGroup<T>(frame: Frame, result: T): Promise<T> {
+    for (const session of frame.group!.values()) await frame.tx.putSession(session);
+    return result;
+  }
+
+  /** Runs `fn` in a read-only transaction (joining any open one). */
+  async read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const frame = this.current();
+    if (frame) return fn(frame.tx);
+    return this.store.transaction(
+      (tx) => this.enter({ tx, ended: false, group: null, afterCommit: [] }, fn),
+      { readOnly: true },
+    );
+  }
+
+  /** Runs `fn` outside any transaction (an effect started from one must not join it). */
+  detached<T>(fn: () => T): T {
+    return this.als.exit(fn);
+  }
+
+  private async enter<T>(frame: Frame, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    try {
+      return await this.als.run(frame, () => fn(frame.tx));
+    } finally {
+      frame.ended = true;
+    }
+  }
+
+  onNotification(handler: (n: StoreNotification) => void): () => void {
+    return this.store.listen(handler);
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
+}
