@@ -126,7 +126,7 @@ describe('approval lifecycle', () => {
 
   it('a run that ends on its own revokes what it still waited on', async () => {
     const r = await startDelete(h, c);
-    h.server.engine.append(r.a.sessionId, [
+    await h.server.engine.append(r.a.sessionId, [
       { type: 'RUN_FAILED', runId: r.runId, reason: 'The runtime crashed.', code: 'X' },
     ]);
     await expectRevoked(c, r, /run ended/);
@@ -134,7 +134,7 @@ describe('approval lifecycle', () => {
 
   it('a source withdrawing the call revokes its approval and keeps the source’s own ending', async () => {
     const r = await startDelete(h, c);
-    h.server.engine.append(r.a.sessionId, [
+    await h.server.engine.append(r.a.sessionId, [
       {
         type: 'TOOL_FAILED',
         runId: r.runId,

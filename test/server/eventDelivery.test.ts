@@ -69,7 +69,7 @@ describe('studioAgentEventBatches (observer)', () => {
   it('replays then goes live with every seq exactly once, in order, while appends race the replay', async () => {
     const session = await createSession(c, 'ASK');
     const sessionId = session.sessionId;
-    appendMany(h, sessionId, 4000, 'seed');
+    await appendMany(h, sessionId, 4000, 'seed');
     const seeded = await lastSeq(sessionId);
 
     const sub = collect<Batch>(
@@ -121,7 +121,7 @@ describe('studioAgentEventBatches (observer)', () => {
   it('resumes after a dropped socket from the last seen seq with no gap and no duplicate', async () => {
     const session = await createSession(c, 'ASK');
     const sessionId = session.sessionId;
-    appendMany(h, sessionId, 1500, 'seed');
+    await appendMany(h, sessionId, 1500, 'seed');
 
     const first = makeClient(h);
     const sub1 = collectRaw<Batch>(
@@ -248,7 +248,7 @@ describe('studioAgentEventBatches (observer)', () => {
     await waitUntil(() => listeners(sessionId) === 0, 'the urql stream to end');
 
     // Nothing is left behind: a later commit wakes nobody and the session stays writable.
-    h.server.engine.append(sessionId, [
+    await h.server.engine.append(sessionId, [
       { type: 'STUDIO_LOG', level: 'info', message: 'after', origin: 'test' },
     ]);
     expect(listeners(sessionId)).toBe(0);
@@ -277,7 +277,7 @@ describe('crowdyStudioAgentEvents (attached)', () => {
     const attachment = await attach(c, sessionId);
     const stop = keepAlive(c, attachment);
     try {
-      appendMany(h, sessionId, 1500, 'seed');
+      await appendMany(h, sessionId, 1500, 'seed');
       const seeded = await lastSeq(sessionId);
       const sub = collect<Ev>(
         c,

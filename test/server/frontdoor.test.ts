@@ -41,7 +41,7 @@ beforeAll(async () => {
   const session = await createSession(c, 'BUILD', 'sample-app');
   projectSession = session.sessionId;
   liveSession = session.sessionId;
-  appendMany(h, liveSession, 1_200, 'frontdoor');
+  await appendMany(h, liveSession, 1_200, 'frontdoor');
 });
 
 afterAll(async () => {

@@ -904,10 +904,15 @@ export async function appendRacing(
 }
 
 /** Appends `count` log events at once, in commits of 500 (no yielding). */
-export function appendMany(h: Harness, sessionId: string, count: number, label: string): void {
+export async function appendMany(
+  h: Harness,
+  sessionId: string,
+  count: number,
+  label: string,
+): Promise<void> {
   for (let i = 0; i < count; i += 500) {
     const drafts: EventDraft[] = [];
     for (let j = i; j < Math.min(count, i + 500); j++) drafts.push(logDraft(`${label}-${j}`));
-    h.server.engine.append(sessionId, drafts);
+    await h.server.engine.append(sessionId, drafts);
   }
 }

@@ -54,7 +54,7 @@ describe('crowdyStudioAgentHistory', () => {
 
   beforeAll(async () => {
     sessionId = (await createSession(c, 'ASK')).sessionId;
-    appendMany(h, sessionId, 448, 'p');
+    await appendMany(h, sessionId, 448, 'p');
     last = BigInt((await h.server.engine.requireSession(sessionId)).lastEventSeq);
   });
 

@@ -53,8 +53,8 @@ async function search(vars: { sessionId: string; query: string; first?: number; 
 describe('studioSearchEvents', () => {
   it('finds an event the moment it is appended, newest first, with the match marked', async () => {
     const session = await createSession(c, 'ASK');
-    appendMany(h, session.sessionId, 30, 'filler');
-    h.server.engine.append(session.sessionId, [
+    await appendMany(h, session.sessionId, 30, 'filler');
+    await h.server.engine.append(session.sessionId, [
       {
         type: 'STUDIO_LOG',
         level: 'warn',
@@ -62,8 +62,8 @@ describe('studioSearchEvents', () => {
         origin: 'test',
       },
     ]);
-    appendMany(h, session.sessionId, 5, 'more');
-    h.server.engine.append(session.sessionId, [
+    await appendMany(h, session.sessionId, 5, 'more');
+    await h.server.engine.append(session.sessionId, [
       { type: 'STUDIO_LOG', level: 'info', message: 'A second ZEBRA sighting', origin: 'test' },
     ]);
     const result = await search({ sessionId: session.sessionId, query: 'zebra' });
@@ -90,8 +90,8 @@ describe('studioSearchEvents', () => {
   it('pages through every match with after, and never matches another session', async () => {
     const a = await createSession(c, 'ASK');
     const b = await createSession(c, 'ASK');
-    appendMany(h, a.sessionId, 45, 'paged');
-    appendMany(h, b.sessionId, 10, 'paged');
+    await appendMany(h, a.sessionId, 45, 'paged');
+    await appendMany(h, b.sessionId, 10, 'paged');
     const seen: string[] = [];
     let after: string | undefined;
     for (;;) {
@@ -117,7 +117,7 @@ describe('studioSearchEvents', () => {
 
   it('treats query syntax as words, and refuses bad paging and unknown sessions', async () => {
     const session = await createSession(c, 'ASK');
-    h.server.engine.append(session.sessionId, [
+    await h.server.engine.append(session.sessionId, [
       { type: 'STUDIO_LOG', level: 'info', message: 'path "a/b" AND (c) NEAR d*', origin: 'test' },
     ]);
     for (const query of ['"', 'AND', '(c', 'NEAR(', '*', '   ', '"a/b" AND'])

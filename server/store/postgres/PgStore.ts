@@ -54,7 +54,10 @@ import { cutSnippet, pgSearchTerms, searchDocumentText } from './pgSearch.ts';
 
 /** The one PostgreSQL channel every Store notification travels on. */
 export const PG_CHANNEL = 'studio_store';
-/** Delivered to every listen handler after the LISTEN connection was re-established. */
+/**
+ * Delivered to every listen handler after the LISTEN connection was re-established (the engine's
+ * Notifier wakes every open stream on it: server/engine/Notifier.ts STORE_RESYNC_CHANNEL).
+ */
 export const RESYNC_CHANNEL = 'store.resync';
 /** Advisory lock key (two int4) serialising migrations across instances: "stud" "migr". */
 const MIGRATION_LOCK: [number, number] = [0x73747564, 0x6d696772];
