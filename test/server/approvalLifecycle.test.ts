@@ -150,7 +150,7 @@ describe('approval lifecycle', () => {
     expect(state.approval?.studioDecisionReason).toMatch(/withdrew/);
     expect(state.status).toBe('FAILED');
     expect(await failCode(c, APPROVE, decideInput(r.a, r.approval))).toBe('AGENT_APPROVAL_REVOKED');
-    h.server.engine.endRun(r.a.sessionId, r.runId, 'RUN_CANCELLED', 'test cleanup');
+    await h.server.engine.endRun(r.a.sessionId, r.runId, 'RUN_CANCELLED', 'test cleanup');
   });
 
   it('offers Ask again for a revoked demo call; asking again proposes it in a new run', async () => {

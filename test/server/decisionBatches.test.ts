@@ -42,7 +42,7 @@ describe('studioDecideTools', () => {
     const root = join(h.dataDir, 'projects', 'third-app');
     mkdirSync(root, { recursive: true });
     ProjectWorkspace.createSample(root);
-    h.server.engine.registerProject({ projectId: 'third-app', name: 'third-app', root });
+    await h.server.engine.registerProject({ projectId: 'third-app', name: 'third-app', root });
   });
   afterAll(async () => {
     await h.dispose();

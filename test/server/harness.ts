@@ -896,7 +896,8 @@ export async function appendRacing(
     const drafts: EventDraft[] = [];
     for (let j = 0; j < perCommit; j++, i++)
       drafts.push(logDraft(`${label}-${i}${options.pad ?? ''}`));
-    h.server.engine.append(sessionId, drafts);
+    // Awaited: each commit lands before the next starts (their order is the test's).
+    await h.server.engine.append(sessionId, drafts);
     options.onCommit?.();
     await new Promise((resolve) => setImmediate(resolve));
   }
