@@ -46,4 +46,21 @@ export default tseslint.config(
       'no-restricted-imports': ['error', { patterns: ['**/src/**'] }],
     },
   },
+  {
+    // Typed rules for the server: the store is asynchronous, so a missed `await` (a write that
+    // would race its transaction, an error nobody hears) is a lint error, not a review note.
+    files: [
+      'server/**/*.ts',
+      'test/server/**/*.ts',
+      'test/integration/**/*.ts',
+      'test/fakes/**/*.ts',
+    ],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
 );

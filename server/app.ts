@@ -50,6 +50,10 @@ export interface StudioServerOptions {
   serveSourceMaps?: boolean;
   /** Extra sources (the Managed Agents and Leviath bridges), or factories that need the engine. */
   sources?: (Source | SourceFactory)[];
+  /** How long idempotency records are kept (`--idempotency-retention-hours`; default 24 h). */
+  idempotencyRetentionMs?: number;
+  /** Test-only: called at the engine's named durable steps (the crash tests kill the process there). */
+  faultInjector?: (step: string) => void;
 }
 
 export interface StudioServer {
@@ -101,12 +105,16 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
     ...(options.workspaceLeaseMs !== undefined
       ? { workspaceLeaseMs: options.workspaceLeaseMs }
       : {}),
+    ...(options.idempotencyRetentionMs !== undefined
+      ? { idempotencyRetentionMs: options.idempotencyRetentionMs }
+      : {}),
+    ...(options.faultInjector ? { faultInjector: options.faultInjector } : {}),
   });
   if (options.demo ?? true) {
     const makeDemo = () => new DemoAgent({ engine, dataDir, stepMs: options.demoStepMs ?? 350 });
     if (multi) {
       // Several instances: the demo runs (and seeds) only on the one holding its lease.
-      const leased = multi.wrap(makeDemo, (demo) => seedDemo(engine, demo as DemoAgent));
+      const leased = await multi.wrap(makeDemo, (demo) => seedDemo(engine, demo as DemoAgent));
       await (leased.shadow as DemoAgent).openProjects();
       await engine.start();
       await engine.addSource(leased);
@@ -121,8 +129,8 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
     await engine.start();
   }
   for (const source of options.sources ?? []) {
-    const make = () => (typeof source === 'function' ? source(engine) : source);
-    await engine.addSource(multi ? multi.wrap(make) : make());
+    const make = async () => (typeof source === 'function' ? await source(engine) : source);
+    await engine.addSource(multi ? await multi.wrap(make) : await make());
   }
   // Jobs a stopped server left (an approved restore, a rule's delivery) resume once every
   // source and project folder is back.

@@ -31,6 +31,9 @@ Usage: npm start -- [options]
   --leviath URL            follow a Leviath gateway (needs LEVIATH_TOKEN)
   --leviath-workspace DIR  the folder Leviath runs work in: checkpointed before approvals and after tool calls
   --claude-code DIRS       run Claude Code sessions in these folders (comma-separated; needs ANTHROPIC_API_KEY)
+  --idempotency-retention-hours H
+                           keep idempotency records H hours, then prune them
+                           (STUDIO_IDEMPOTENCY_RETENTION_HOURS, default 24)
   --help                   this text
 `;
 
@@ -63,6 +66,7 @@ async function main(): Promise<void> {
       leviath: { type: 'string' },
       'leviath-workspace': { type: 'string' },
       'claude-code': { type: 'string' },
+      'idempotency-retention-hours': { type: 'string' },
       help: { type: 'boolean' },
     },
     strict: true,
@@ -75,9 +79,17 @@ async function main(): Promise<void> {
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port must be 0 to 65535, got ${portText}`);
+  const retentionText =
+    values['idempotency-retention-hours'] ?? process.env.STUDIO_IDEMPOTENCY_RETENTION_HOURS;
+  const retentionHours = retentionText === undefined ? 24 : Number(retentionText);
+  if (!Number.isFinite(retentionHours) || retentionHours <= 0 || retentionHours > 24 * 365)
+    throw new Error(
+      `--idempotency-retention-hours must be a number of hours over 0 (at most a year), got ${retentionText}`,
+    );
   const {
     'allowed-host': allowedHostFlags,
     'allowed-origin': allowedOriginFlags,
+    'idempotency-retention-hours': _retention,
     ...flags
   } = values;
   const { 'database-url': databaseUrlFlag, ...sourceFlags } = flags;
@@ -96,6 +108,7 @@ async function main(): Promise<void> {
     allowedHosts: listOf(allowedHostFlags, process.env.STUDIO_ALLOWED_HOSTS),
     allowedOrigins: listOf(allowedOriginFlags, process.env.STUDIO_ALLOWED_ORIGINS),
     serveSourceMaps: values['serve-source-maps'] ?? false,
+    idempotencyRetentionMs: retentionHours * 60 * 60 * 1000,
     sources,
   });
   process.stdout.write(`Agent Studio listening on ${studio.url}/#token=${studio.token}\n`);

@@ -10,6 +10,7 @@ import type { Store } from '../store/Store.ts';
 import { Kernel, type Db, type Reads } from './kernel.ts';
 import { JOBS_CHANNEL, JobWorker } from './jobs.ts';
 import { IDEMPOTENCY_RETENTION_MS, Idempotency } from './idempotency.ts';
+import { Attachments } from './attachments.ts';
 import type { JobRecord, JobStatus } from '../store/Store.ts';
 import type {
   ApprovalRecord,
@@ -81,7 +82,6 @@ import {
   MAX_USER_MESSAGE_BYTES,
   WORKSPACE_LEASE_MS,
 } from '../../protocol/contract.ts';
-import { compareSeq, isDecimalString } from '../../protocol/seq.ts';
 import {
   EVENT_TYPE_MEMBER,
   RUN_EVENT_STATUS,
@@ -105,8 +105,23 @@ export interface EngineOptions {
   checkpointMaxFileBytes?: number;
   /** How long idempotency records are kept (default 24 h; see idempotency.ts). */
   idempotencyRetentionMs?: number;
+  /**
+   * Test-only: called at each named durable step (FAULT_STEPS); the crash test kills the process
+   * there with SIGKILL to check that a restart finishes or fails what was decided.
+   */
+  faultInjector?: (step: FaultStep) => void;
   now?: () => number;
 }
+
+/** The durable steps of a decision and the effect it authorizes, in order (crash tests). */
+export const FAULT_STEPS = [
+  'decision-committed',
+  'job-claimed',
+  'restore-started',
+  'restore-written',
+  'restore-committed',
+] as const;
+export type FaultStep = (typeof FAULT_STEPS)[number];
 
 export interface DecideInput {
   sessionId: string;
@@ -164,10 +179,12 @@ export class Engine {
    */
   readonly reads: Reads;
   private readonly idempotency: Idempotency;
+  private readonly attachments: Attachments;
   private readonly worker: JobWorker;
   /** How long idempotency records are kept (pruned by the sweep). */
   readonly idempotencyRetentionMs: number;
   private lastPruneMs = 0;
+  private readonly fault: (step: FaultStep) => void;
   readonly logger: Logger;
   readonly notifier = new Notifier();
   readonly contentStore: ContentStore;
@@ -189,6 +206,7 @@ export class Engine {
 
   constructor(options: EngineOptions) {
     this.logger = options.logger;
+    this.fault = options.faultInjector ?? (() => undefined);
     this.kernel = new Kernel(options.store);
     this.db = this.kernel.db;
     this.reads = this.kernel.reads;
@@ -203,7 +221,12 @@ export class Engine {
     this.worker = new JobWorker(
       this.kernel,
       this.logger,
-      { decision: (job) => this.runDecisionJob(job) },
+      {
+        decision: (job) => {
+          this.fault('job-claimed');
+          return this.runDecisionJob(job);
+        },
+      },
       () => this.now(),
     );
     this.dataDir = options.dataDir;
@@ -213,6 +236,16 @@ export class Engine {
       APPROVAL_TTL_MAX_MS,
     );
     this.heartbeatStaleMs = options.heartbeatStaleMs ?? HEARTBEAT_STALE_MS;
+    this.attachments = new Attachments({
+      kernel: this.kernel,
+      db: this.db,
+      heartbeatStaleMs: this.heartbeatStaleMs,
+      now: () => this.now(),
+      iso: (ms?: number) => this.iso(ms),
+      requireSession: (id) => this.requireSession(id),
+      requireOpen: (session) => this.requireOpen(session),
+      append: (id, drafts) => this.append(id, drafts),
+    });
     this.workspaceLeaseMs = options.workspaceLeaseMs ?? WORKSPACE_LEASE_MS;
     this.sweepIntervalMs = options.sweepIntervalMs ?? 250;
     this.checkpointMaxFileBytes = options.checkpointMaxFileBytes;
@@ -819,22 +852,9 @@ export class Engine {
   // Attachments, heartbeats, acknowledgements
   // ------------------------------------------------------------------------------------------
 
-  /** Throws unless `clientEpoch` is the session's current attached epoch. */
-  async requireAttached(sessionId: string, clientEpoch: string): Promise<SessionRecord> {
-    const session = await this.requireSession(sessionId);
-    if (!isDecimalString(clientEpoch))
-      throw new StudioError(ErrorCode.BAD_REQUEST, 'clientEpoch must be a decimal string.', {
-        field: 'clientEpoch',
-      });
-    if (session.attachedEpoch === null || session.attachedEpoch !== clientEpoch)
-      throw new StudioError(
-        ErrorCode.CLIENT_EPOCH_STALE,
-        session.attachedEpoch === null
-          ? `Epoch ${clientEpoch} is no longer attached to this session (it was detached or replaced).`
-          : `Epoch ${clientEpoch} was fenced: another client attached with epoch ${session.attachedEpoch}.`,
-        { remediation: 'Attach again to act on this session; attaching fences the other client.' },
-      );
-    return session;
+  /** Throws unless `clientEpoch` is the session's current attached epoch (attachments.ts). */
+  requireAttached(sessionId: string, clientEpoch: string): Promise<SessionRecord> {
+    return this.attachments.requireAttached(sessionId, clientEpoch);
   }
 
   requireOpen(session: SessionRecord): void {
@@ -842,116 +862,21 @@ export class Engine {
       throw new StudioError(ErrorCode.SESSION_CLOSED, `Session ${session.sessionId} is closed.`);
   }
 
-  async attach(input: {
-    sessionId: string;
-    clientInstanceId?: string | null;
-    reviewer?: string | null;
-  }): Promise<{
-    session: SessionRecord;
-    clientEpoch: string;
-    replayAfterSeq: string;
-  }> {
-    const instance = input.clientInstanceId ?? `anon-${randomUUID()}`;
-    return await this.kernel.write(async () => {
-      const session = await this.requireSession(input.sessionId);
-      this.requireOpen(session);
-      const epoch = (BigInt(session.currentClientEpoch) + 1n).toString();
-      const drafts: EventDraft[] = [];
-      for (const client of await this.db.listAttachedClients())
-        if (client.sessionId === session.sessionId) {
-          await this.db.putClient({ ...client, attached: false });
-          drafts.push({
-            type: 'CLIENT_DETACHED',
-            clientEpoch: client.epoch,
-            reason: 'CLIENT_REATTACHED',
-          });
-        }
-      const previous = await this.db.getClient(session.sessionId, instance);
-      const replayAfterSeq = previous?.ackedSeq ?? '0';
-      await this.db.putClient({
-        sessionId: session.sessionId,
-        clientInstanceId: instance,
-        epoch,
-        lastHeartbeatMs: this.now(),
-        ackedSeq: replayAfterSeq,
-        attached: true,
-        reviewer: input.reviewer ?? null,
-        attachedAt: this.iso(),
-      });
-      drafts.push({
-        type: 'CLIENT_ATTACHED',
-        clientEpoch: epoch,
-        replayAfterSeq,
-        studioReviewer: input.reviewer ?? null,
-      });
-      await this.append(session.sessionId, drafts);
-      return {
-        session: await this.requireSession(session.sessionId),
-        clientEpoch: epoch,
-        replayAfterSeq,
-      };
-    });
+  attach(input: { sessionId: string; clientInstanceId?: string | null; reviewer?: string | null }) {
+    return this.attachments.attach(input);
   }
 
   /** Who controls the session now (the attached client's reviewer and since when), or null. */
-  async controllerOf(
-    sessionId: string,
-  ): Promise<{ reviewer: string | null; since: string | null } | null> {
-    const session = await this.db.getSession(sessionId);
-    if (!session?.attachedEpoch) return null;
-    const client = await this.attachedClient(sessionId, session.attachedEpoch);
-    return client ? { reviewer: client.reviewer ?? null, since: client.attachedAt ?? null } : null;
+  controllerOf(sessionId: string) {
+    return this.attachments.controllerOf(sessionId);
   }
 
-  private async attachedClient(sessionId: string, epoch: string) {
-    return (
-      (await this.db.listAttachedClients()).find(
-        (c) => c.sessionId === sessionId && c.epoch === epoch,
-      ) ?? null
-    );
+  heartbeat(input: { sessionId: string; clientEpoch: string }) {
+    return this.attachments.heartbeat(input);
   }
 
-  async heartbeat(input: { sessionId: string; clientEpoch: string }): Promise<{
-    serverTime: string;
-    playLeaseFreshUntil: string | null;
-    workspaceLeaseExpiresAt: string | null;
-  }> {
-    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
-    const client = await this.attachedClient(session.sessionId, input.clientEpoch);
-    if (client) await this.db.putClient({ ...client, lastHeartbeatMs: this.now() });
-    const leases = await this.db.listActiveLeases(session.sessionId);
-    const workspace = leases.find((l) => l.kind === 'WORKSPACE');
-    const play = leases.find((l) => l.kind === 'PLAY');
-    return {
-      serverTime: this.iso(),
-      playLeaseFreshUntil: play ? this.iso(this.now() + this.heartbeatStaleMs) : null,
-      workspaceLeaseExpiresAt: workspace ? workspace.expiresAt : null,
-    };
-  }
-
-  async acknowledge(input: {
-    sessionId: string;
-    clientEpoch: string;
-    throughSeq: string;
-  }): Promise<{
-    throughSeq: string;
-  }> {
-    const session = await this.requireAttached(input.sessionId, input.clientEpoch);
-    if (
-      !isDecimalString(input.throughSeq) ||
-      compareSeq(input.throughSeq, session.lastEventSeq) > 0
-    )
-      throw new StudioError(
-        ErrorCode.EVENT_CURSOR_INVALID,
-        `throughSeq ${input.throughSeq} is past the committed history (last seq ${session.lastEventSeq}).`,
-        { field: 'throughSeq' },
-      );
-    const client = await this.attachedClient(session.sessionId, input.clientEpoch);
-    if (!client) throw new StudioError(ErrorCode.CLIENT_EPOCH_STALE, 'This attachment is gone.');
-    const acked =
-      compareSeq(input.throughSeq, client.ackedSeq) > 0 ? input.throughSeq : client.ackedSeq;
-    await this.db.putClient({ ...client, ackedSeq: acked });
-    return { throughSeq: acked };
+  acknowledge(input: { sessionId: string; clientEpoch: string; throughSeq: string }) {
+    return this.attachments.acknowledge(input);
   }
 
   // ------------------------------------------------------------------------------------------
@@ -1471,6 +1396,7 @@ export class Engine {
         return out;
       });
       recorded = true;
+      this.fault('decision-committed');
       return result;
     } finally {
       if (!recorded) await this.releaseClaims(checked, claim);
@@ -1688,22 +1614,7 @@ export class Engine {
   async sweep(): Promise<void> {
     await this.expireApprovals();
     const now = this.now();
-    for (const client of await this.db.listAttachedClients()) {
-      if (now - client.lastHeartbeatMs < this.heartbeatStaleMs) continue;
-      await this.kernel.write(async () => {
-        await this.db.lockSession(client.sessionId);
-        // Read again inside the transaction: a heartbeat may have come in meanwhile.
-        const current = await this.db.getClient(client.sessionId, client.clientInstanceId);
-        if (!current?.attached || current.epoch !== client.epoch) return;
-        if (now - current.lastHeartbeatMs < this.heartbeatStaleMs) return;
-        await this.db.putClient({ ...current, attached: false });
-        const session = await this.db.getSession(client.sessionId);
-        if (session?.attachedEpoch === client.epoch)
-          await this.append(client.sessionId, [
-            { type: 'CLIENT_DETACHED', clientEpoch: client.epoch, reason: 'HEARTBEAT_TIMEOUT' },
-          ]);
-      });
-    }
+    await this.attachments.detachSilent();
     for (const lease of await this.db.listActiveLeases(null)) {
       if (Date.parse(lease.expiresAt) > now) continue;
       await this.append(lease.sessionId, [
@@ -1714,14 +1625,23 @@ export class Engine {
     this.worker.wake();
     if (now - this.lastPruneMs >= PRUNE_INTERVAL_MS) {
       this.lastPruneMs = now;
-      const pruned = await this.idempotency.prune(this.idempotencyRetentionMs);
-      if (pruned > 0) this.logger.info('idempotency records pruned', { pruned });
+      await this.pruneIdempotency();
     }
   }
 
   // ------------------------------------------------------------------------------------------
   // Idempotency
   // ------------------------------------------------------------------------------------------
+
+  /**
+   * Deletes idempotency records older than the retention window (the sweep runs this every
+   * minute); returns how many. A key used again after its record was pruned runs again.
+   */
+  async pruneIdempotency(): Promise<number> {
+    const pruned = await this.idempotency.prune(this.idempotencyRetentionMs);
+    if (pruned > 0) this.logger.info('idempotency records pruned', { pruned });
+    return pruned;
+  }
 
   /** Runs a mutation once per (operation, idempotencyKey): see idempotency.ts. */
   idempotent<T>(
@@ -2207,7 +2127,8 @@ export class Engine {
    * - RUNNING with a restore job record: finishRestore (writing the files again is idempotent).
    * - RUNNING without one (a data dir of an older server): TOOL_FAILED, nothing was written.
    * - already ended: nothing.
-   * A failure ends the call with TOOL_FAILED, never leaves it GRANTED or RUNNING.
+   * A failure before the restore job record ends the call with TOOL_FAILED; after it, the record
+   * stays and a restart finishes the restore or ends the call with TOOL_FAILED (recoverRestores).
    */
   private async runEngineTool(toolCallId: string): Promise<void> {
     const call = await this.db.getToolCall(toolCallId);
@@ -2216,7 +2137,7 @@ export class Engine {
     const fail = (error: unknown) => this.failEngineTool(call, error);
     if (call.status === 'RUNNING' && (await this.db.getRestoreJob(toolCallId)))
       return this.finishRestore(toolCallId);
-    let started = false;
+    let started: boolean;
     try {
       if (call.status === 'RUNNING') {
         return await fail(
@@ -2277,7 +2198,10 @@ export class Engine {
     }
     // Past this point the restore job record exists: a failure writing the folder leaves it, so
     // a restart finishes the restore (recoverRestores), or ends the call with TOOL_FAILED.
-    if (started) await this.finishRestore(toolCallId);
+    if (!started) return;
+    this.fault('restore-started');
+    await this.finishRestore(toolCallId);
+    this.fault('restore-committed');
   }
 
   /** Ends an engine tool call with TOOL_FAILED (consuming its grant), unless it already ended. */
@@ -2354,6 +2278,7 @@ export class Engine {
         )
       : await this.checkpointFiles(checkpoint);
     const restored: RestoreResult = ws.restore(targetFiles);
+    this.fault('restore-written');
     const written: EventFiles = eventFilesFor([], restored.written);
     const recorded = ws.storeManifest(restored.files);
     const restoredAt = this.iso();

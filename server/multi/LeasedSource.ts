@@ -29,8 +29,8 @@ const FORWARDED = {
 type Forwarded = keyof typeof FORWARDED;
 
 export interface LeasedSourceOptions {
-  /** Makes the real source (called once per lease taken, and once for the shadow). */
-  make: () => Source;
+  /** Makes the real source (called once per lease taken; the shadow is made by the caller). */
+  make: () => Source | Promise<Source>;
   leases: SourceLeases;
   calls: SourceCalls;
   /** This instance's name, for the status line. */
@@ -62,8 +62,11 @@ export class LeasedSource implements Source {
   /** Lease changes run one at a time, in order. */
   private changes: Promise<void> = Promise.resolve();
 
-  constructor(private readonly options: LeasedSourceOptions) {
-    this.shadow = options.make();
+  constructor(
+    shadow: Source,
+    private readonly options: LeasedSourceOptions,
+  ) {
+    this.shadow = shadow;
     this.sourceId = this.shadow.sourceId;
     this.checkpointsSupported = this.shadow.checkpointsSupported;
     if (this.shadow.checkpointsUnsupportedReason !== undefined)
@@ -110,7 +113,7 @@ export class LeasedSource implements Source {
   acquired(): Promise<void> {
     return this.queue(async () => {
       if (this.local || !this.host) return;
-      const source = this.options.make();
+      const source = await this.options.make();
       this.local = source;
       await source.start(this.host);
       const target = source as unknown as Record<string, (...a: unknown[]) => unknown>;

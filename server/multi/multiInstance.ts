@@ -50,8 +50,11 @@ export class MultiInstance {
   }
 
   /** The source as this instance registers it (runs here only while leased). */
-  wrap(make: () => Source, afterStart?: (source: Source) => Promise<void>): LeasedSource {
-    const leased = new LeasedSource({
+  async wrap(
+    make: () => Source | Promise<Source>,
+    afterStart?: (source: Source) => Promise<void>,
+  ): Promise<LeasedSource> {
+    const leased = new LeasedSource(await make(), {
       make,
       leases: this.leases,
       calls: this.calls,

@@ -25,13 +25,7 @@ import { searchEvents, type SearchEventsArgs } from './searchResolvers.ts';
 import { checkpointFileResolvers } from './checkpointFiles.ts';
 import { toolsForMode } from '../engine/toolRegistry.ts';
 import { chargeRows, checkArguments, checkEventPage, checkSetModeProject } from './inputLimits.ts';
-import {
-  buildRule,
-  revokeRule,
-  updateRule,
-  type CreateRuleInput,
-  type UpdateRuleInput,
-} from '../engine/approvalRules.ts';
+import { type CreateRuleInput, type UpdateRuleInput } from '../engine/approvalRules.ts';
 import { policyView } from '../engine/agentPolicy.ts';
 import { ruleView } from './ruleViews.ts';
 import {
@@ -354,7 +348,7 @@ const Mutation: Record<string, Resolver> = {
     };
   }),
   crowdyStudioAgentSetMode: mutation('SetMode', async (i, e) => {
-    checkSetModeProject(e, str(i, 'sessionId'), (i.projectId as string | null) ?? null);
+    await checkSetModeProject(e, str(i, 'sessionId'), (i.projectId as string | null) ?? null);
     return sessionView(
       await e.setMode({
         sessionId: str(i, 'sessionId'),

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import { ClaudeCodeSource, type ClaudeCodeProject } from './claude-code/ClaudeCodeSource.ts';
 
 /** A source that needs the engine to be built (to register a project folder, say). */
-export type SourceFactory = (engine: Engine) => Source;
+export type SourceFactory = (engine: Engine) => Source | Promise<Source>;
 
 export const DEFAULT_MANAGED_AGENTS_URL = 'https://api.anthropic.com';
 /** The studio project that stands for the folder given with --leviath-workspace. */
@@ -85,7 +85,7 @@ export function claudeCodeProjectId(dir: string): string {
  * A Claude Code source whose folders are studio projects, checkpointed by the workspace: an exact
  * pre-image before every allow of a tool that can write, and a checkpoint after each tool result.
  */
-export function makeClaudeCodeSource(
+export async function makeClaudeCodeSource(
   engine: Engine,
   options: {
     dirs: string[];
@@ -95,14 +95,14 @@ export function makeClaudeCodeSource(
     env?: Record<string, string>;
     approvalTtlMs?: number;
   },
-): ClaudeCodeSource {
+): Promise<ClaudeCodeSource> {
   const projects: ClaudeCodeProject[] = options.dirs.map((root) => ({
     projectId: claudeCodeProjectId(root),
     name: basename(root),
     root,
   }));
   for (const project of projects) {
-    engine.registerProject(project);
+    await engine.registerProject(project);
     engine.assignProjectSource(project.projectId, 'claude-code');
   }
   return new ClaudeCodeSource({
@@ -114,10 +114,13 @@ export function makeClaudeCodeSource(
     ...(options.approvalTtlMs ? { approvalTtlMs: options.approvalTtlMs } : {}),
     hooks: {
       beforeAllow: async (ctx) => {
-        engine.checkpoint(ctx.sessionId, 'AGENT_WRITE', { runId: ctx.runId, exactPreImage: true });
+        await engine.checkpoint(ctx.sessionId, 'AGENT_WRITE', {
+          runId: ctx.runId,
+          exactPreImage: true,
+        });
       },
       afterToolResult: async (ctx) => {
-        engine.checkpoint(ctx.sessionId, 'STUDIO_AFTER_TOOL', { runId: ctx.runId });
+        await engine.checkpoint(ctx.sessionId, 'STUDIO_AFTER_TOOL', { runId: ctx.runId });
       },
     },
   });
@@ -128,17 +131,17 @@ export function makeClaudeCodeSource(
  * checkpointed before every approval answer (an exact pre-image) and after every finished tool
  * call, and can be restored through the usual approval.
  */
-export function makeLeviathSource(
+export async function makeLeviathSource(
   engine: Engine,
   options: { url: string; token: string; workspaceDir?: string | undefined },
-): LeviathSource {
+): Promise<LeviathSource> {
   const source = new LeviathSource({
     url: options.url,
     token: options.token,
     ...(options.workspaceDir ? { workspaceDir: options.workspaceDir } : {}),
   });
   if (options.workspaceDir) {
-    engine.registerProject({
+    await engine.registerProject({
       projectId: LEVIATH_PROJECT_ID,
       name: basename(options.workspaceDir),
       root: options.workspaceDir,
@@ -147,13 +150,13 @@ export function makeLeviathSource(
       projectIdFor: () => LEVIATH_PROJECT_ID,
       hooks: {
         beforeDecision: async (ctx) => {
-          engine.checkpoint(ctx.sessionId, 'AGENT_WRITE', {
+          await engine.checkpoint(ctx.sessionId, 'AGENT_WRITE', {
             runId: ctx.runId,
             exactPreImage: true,
           });
         },
         afterToolFinished: async (ctx) => {
-          engine.checkpoint(ctx.sessionId, 'STUDIO_AFTER_TOOL', { runId: ctx.runId });
+          await engine.checkpoint(ctx.sessionId, 'STUDIO_AFTER_TOOL', { runId: ctx.runId });
         },
       },
     });

@@ -261,9 +261,11 @@ async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
     const views = rows.map(eventView);
     return BigInt(views[views.length - 1]!.seq);
   });
-  const context = { engine: server.engine };
+  // A fresh context per execution, as the server gives each request (the row budget of
+  // inputLimits.ts is counted per context).
+  const context = () => ({ engine: server.engine });
   // Each page is stringified (timed apart) and dropped at once, so no heap pressure piles up.
-  const replay = async (query: string, on = schema, fresh = () => context as object) => {
+  const replay = async (query: string, on = schema, fresh = () => context() as object) => {
     const document = parse(query);
     let executeMs = 0;
     let stringifyMs = 0;
@@ -292,7 +294,7 @@ async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
   };
   // The same pages through a Yoga instance in-process: parse/validate caches, Yoga's executor,
   // result stringify and the fetch Response, but no socket and no client.
-  const yoga = createYoga({ schema, context: () => context, logging: false, graphiql: false });
+  const yoga = createYoga({ schema, context, logging: false, graphiql: false });
   let yogaMs = 0;
   for (let cursor = 0n; cursor < lastSeq;) {
     const started = clock();

@@ -222,7 +222,7 @@ export class ClaudeCodeSource implements Source {
         message: 'The run was cancelled in the studio.',
         interrupt: true,
       });
-    this.closeQuestions(conversation, 'EXPIRED');
+    await this.closeQuestions(conversation, 'EXPIRED');
     await conversation.query.interrupt();
     conversation.runId = null;
     conversation.resultAfterAsks = null;
@@ -285,12 +285,17 @@ export class ClaudeCodeSource implements Source {
       return;
     }
     const ask = { toolCallId: decision.toolCallId, toolName: decision.toolName };
-    queueMicrotask(async () => {
-      await this.append(decision.sessionId, [
-        this.toolDraft(ask, decision.runId, 'TOOL_DISPATCHED', 'DISPATCHED', decision.argumentHash),
-      ]);
-      if (conversation) this.endRunIfSettled(conversation);
-    });
+    this.append(decision.sessionId, [
+      this.toolDraft(ask, decision.runId, 'TOOL_DISPATCHED', 'DISPATCHED', decision.argumentHash),
+    ])
+      .then(() => {
+        if (conversation) this.endRunIfSettled(conversation);
+      })
+      .catch((error: unknown) =>
+        this.logger.warn('claude-code: could not record a dispatch', {
+          error: safeErrorMessage(error, [this.options.apiKey]),
+        }),
+      );
   }
 
   onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
@@ -390,7 +395,9 @@ export class ClaudeCodeSource implements Source {
         ? [`Suggested rules: ${truncateText(JSON.stringify(options.suggestions), 500)}`]
         : []),
     ];
-    return new Promise<PermissionResult>(async (resolve) => {
+    let resolve!: (result: PermissionResult) => void;
+    const answer = new Promise<PermissionResult>((r) => (resolve = r));
+    {
       conversation.pending.set(toolCallId, {
         toolCallId,
         toolName,
@@ -433,11 +440,12 @@ export class ClaudeCodeSource implements Source {
           foreignId: `${toolCallId}/approval`,
         },
       ]);
-    });
+    }
+    return answer;
   }
 
   /** AskUserQuestion: one question card per question (single choice, or free text for multi-select). */
-  private askQuestions(
+  private async askQuestions(
     conversation: Conversation,
     toolCallId: string,
     input: Record<string, unknown>,
@@ -449,7 +457,9 @@ export class ClaudeCodeSource implements Source {
       (options.agentID ? `subagent ${options.agentID}` : 'Claude Code');
     const askedAt = new Date(this.requireHost().now()).toISOString();
     const secrets = [this.options.apiKey];
-    return new Promise<PermissionResult>(async (resolve) => {
+    let resolve!: (result: PermissionResult) => void;
+    const answer = new Promise<PermissionResult>((r) => (resolve = r));
+    {
       const pending: PendingQuestions = {
         toolCallId,
         input,
@@ -508,7 +518,8 @@ export class ClaudeCodeSource implements Source {
         resolve({ behavior: 'deny', message: 'The request was aborted.' });
       });
       await this.append(conversation.sessionId, drafts);
-    });
+    }
+    return answer;
   }
 
   /** Marks every open question card of the conversation closed (cancel). */
@@ -660,7 +671,7 @@ export class ClaudeCodeSource implements Source {
           conversation.resultAfterAsks = message;
           return false;
         }
-        this.endRun(conversation, message);
+        await this.endRun(conversation, message);
         return false;
       }
       default:
@@ -681,7 +692,11 @@ export class ClaudeCodeSource implements Source {
     const result = conversation.resultAfterAsks;
     if (!result || conversation.pending.size > 0) return;
     conversation.resultAfterAsks = null;
-    this.endRun(conversation, result);
+    this.endRun(conversation, result).catch((error: unknown) =>
+      this.logger.warn('claude-code: could not end a run', {
+        error: safeErrorMessage(error, [this.options.apiKey]),
+      }),
+    );
   }
 
   /** A turn's `result`: its budget gauges, then RUN_SUCCEEDED or RUN_FAILED. */

@@ -312,9 +312,9 @@ export class LeviathSource implements Source {
   }
 
   /** The engine expired an approval (120 s cap) while Leviath still waits: request it again. */
-  async onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): Promise<void> {
+  onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
     const drafts = this.mapper.reRequestApproval(decision.toolCallId, decision.approvalId);
-    await this.appendNew(decision.sessionId, drafts).catch((error: unknown) =>
+    this.appendNew(decision.sessionId, drafts).catch((error: unknown) =>
       this.logger.warn('leviath: could not request an approval again', {
         error: this.safeMessage(error),
       }),

@@ -214,7 +214,7 @@ export class ManagedAgentsSource implements Source {
     );
     const echo = sent.find((e) => e.type === 'user.message' || e.type === undefined);
     if (echo && eventIdOf(echo)) {
-      this.ingest(follow, {
+      await this.ingest(follow, {
         ...echo,
         type: 'user.message',
         content: echo.content ?? [{ type: 'text', text: content }],
@@ -222,7 +222,7 @@ export class ManagedAgentsSource implements Source {
     } else {
       // The API answered without the sent event: record it under a local id and skip its echo.
       follow.unechoedMessages.push(content);
-      this.map(follow, {
+      await this.map(follow, {
         type: 'user.message',
         id: `local-${randomUUID()}`,
         content: [{ type: 'text', text: content }],
@@ -252,7 +252,7 @@ export class ManagedAgentsSource implements Source {
     for (const id of ids) follow.studioInterrupts.add(id);
     if (ids.length === 0) follow.mapper.expectStudioInterrupt();
     for (const event of sent)
-      this.ingest(follow, {
+      await this.ingest(follow, {
         ...event,
         type: typeof event.type === 'string' ? event.type : 'user.interrupt',
       } as ManagedAgentsEvent);

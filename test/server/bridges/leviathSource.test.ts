@@ -366,8 +366,8 @@ describe('LeviathSource', () => {
     await source.start(host);
     const runId = 'reviewer-1786409300-aa11bb22';
     peer.closeInteraction('approve-toolu_01RM');
-    (
-      await expect(source.deliverDecision(decision(host, runId, 'toolu_01RM', true)))
+    await expect(
+      source.deliverDecision(decision(host, runId, 'toolu_01RM', true)),
     ).rejects.toMatchObject({ code: 'AGENT_APPROVAL_REVOKED' });
     expect(host.types(leviathStudioSessionId(runId)).slice(-2)).toEqual([
       'APPROVAL_EXPIRED',
@@ -495,7 +495,7 @@ describe('LeviathSource', () => {
     ).toMatchObject({ type: 'STUDIO_LOG', message: 'Cancel sent to Leviath' });
     const finished = await host.findSession(leviathStudioSessionId('planner-1786400000-0f0f0f0f'));
     if (!finished) throw new Error('no session');
-    (await expect(source.sendMessage(finished, 'hi'))).rejects.toMatchObject({
+    await expect(source.sendMessage(finished, 'hi')).rejects.toMatchObject({
       code: 'AGENT_RUN_NOT_ACTIVE',
     });
   });
@@ -511,10 +511,8 @@ describe('LeviathSource', () => {
     expect(host.sessions.get('leviath-reviewer-1786409300-aa11bb22')?.spec.projectId).toBe(
       'project-reviewer-1786409300-aa11bb22',
     );
-    (
-      await expect(
-        source.deliverDecision(decision(host, 'reviewer-1786409300-aa11bb22', 'toolu_01RM', true)),
-      )
+    await expect(
+      source.deliverDecision(decision(host, 'reviewer-1786409300-aa11bb22', 'toolu_01RM', true)),
     ).rejects.toMatchObject({ code: 'AGENT_HOST_UNAVAILABLE' });
     expect(peer.answers).toEqual([]);
   });

@@ -193,8 +193,8 @@ describe('ManagedAgentsSource', () => {
         deny_message: 'Run only the date tests.',
       },
     ]);
-    (
-      await expect(source.deliverDecision(decisionFor(host, sessionId, 'sevt_L006', true)))
+    await expect(
+      source.deliverDecision(decisionFor(host, sessionId, 'sevt_L006', true)),
     ).rejects.toMatchObject({ code: 'AGENT_APPROVAL_MISMATCH' });
   });
 
@@ -243,19 +243,17 @@ describe('ManagedAgentsSource', () => {
     await host.waitFor(() => host.types(sessionId).length === 7, 'the idle rows');
     expect(host.types(sessionId).includes('APPROVAL_REQUESTED')).toBe(false);
     // Confirming now would be the race the docs warn about: the studio has nothing to approve yet.
-    (
-      await expect(
-        source.deliverDecision({
-          sessionId,
-          runId: null,
-          toolCallId: 'sevt_M009',
-          toolName: 'bash',
-          approvalId: 'approval-sevt_M009',
-          argumentHash: 'sha256:' + '0'.repeat(64),
-          approved: true,
-          reason: null,
-        }),
-      )
+    await expect(
+      source.deliverDecision({
+        sessionId,
+        runId: null,
+        toolCallId: 'sevt_M009',
+        toolName: 'bash',
+        approvalId: 'approval-sevt_M009',
+        argumentHash: 'sha256:' + '0'.repeat(64),
+        approved: true,
+        reason: null,
+      }),
     ).rejects.toMatchObject({ code: 'AGENT_APPROVAL_MISMATCH' });
     expect(peer.requests.filter((r) => r.method === 'POST')).toHaveLength(0);
 

@@ -78,7 +78,7 @@ describe('LeasedSource', () => {
         leaseRenewMs: 200,
       });
       const name = `i${k}`;
-      const source = multi.wrap(() => new RecordingSource(name, log));
+      const source = await multi.wrap(() => new RecordingSource(name, log));
       cleanup.push(async () => {
         await multi.stop();
         await store.close();
