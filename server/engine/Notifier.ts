@@ -23,6 +23,7 @@ export class Notifier {
   private readonly sessionUpdates = new Set<(sessionId: string) => void>();
   private readonly sources = new Set<Listener>();
   private readonly closers = new Set<Listener>();
+  private readonly anySession = new Set<(sessionId: string) => void>();
 
   /** Listens to commits of one session; returns the unsubscribe function. */
   onSession(sessionId: string, listener: Listener): () => void {
@@ -37,6 +38,12 @@ export class Notifier {
       current?.delete(listener);
       if (current?.size === 0) this.sessions.delete(sessionId);
     };
+  }
+
+  /** Hears every session's commits, before that session's subscribers are woken (caches). */
+  onAnySession(listener: (sessionId: string) => void): () => void {
+    this.anySession.add(listener);
+    return () => this.anySession.delete(listener);
   }
 
   onSessionUpdate(listener: (sessionId: string) => void): () => void {
@@ -73,6 +80,7 @@ export class Notifier {
   }
 
   private notifySession(sessionId: string): void {
+    for (const listener of [...this.anySession]) listener(sessionId);
     const set = this.sessions.get(sessionId);
     if (!set) return;
     for (const listener of [...set]) listener();

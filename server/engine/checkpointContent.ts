@@ -6,6 +6,7 @@
 import { MAX_CHECKPOINT_FILES } from '../../protocol/contract.ts';
 import type { CheckpointRecord } from '../store/records.ts';
 import {
+  GRAPHQL_INT_MAX,
   compareCodeUnits,
   diffManifests,
   sortManifest,
@@ -16,7 +17,10 @@ import {
 export interface EventFiles {
   /** Added or changed files against the previous state, at most 128, sorted by path. */
   files: { target: 'SERVER' | 'CLIENT'; path: string; contentHash: string; byteLength: number }[];
-  /** Added or changed files not listed (the list is cut at 128). */
+  /**
+   * Added or changed files not listed: the list is cut at 128, and a file whose size a GraphQL
+   * `Int` cannot hold (over 2 GiB - 1, recorded over the cap) is never listed.
+   */
   studioFilesOmitted: number;
   /** Files the previous state had and this one has not. */
   studioFilesRemoved: number;
@@ -33,14 +37,16 @@ export function eventFilesFor(
 ): EventFiles {
   const diff = diffManifests(previous, next);
   const touched = sortManifest([...diff.added, ...diff.changed.map((c) => c.to)]);
+  // AgentCheckpointFile.byteLength is a contract Int: a larger size is left out, not clamped.
+  const listable = touched.filter((f) => f.byteLength <= GRAPHQL_INT_MAX);
   return {
-    files: touched.slice(0, MAX_CHECKPOINT_FILES).map((f) => ({
+    files: listable.slice(0, MAX_CHECKPOINT_FILES).map((f) => ({
       target: f.target,
       path: f.path,
       contentHash: f.contentHash,
       byteLength: f.byteLength,
     })),
-    studioFilesOmitted: Math.max(0, touched.length - MAX_CHECKPOINT_FILES),
+    studioFilesOmitted: touched.length - Math.min(listable.length, MAX_CHECKPOINT_FILES),
     studioFilesRemoved: diff.removed.length,
     studioFileCount: next.length,
     studioTotalBytes: String(totalBytes(next)),

@@ -21,14 +21,22 @@ export interface EventBatch {
 /**
  * Recently read batches per session, so observers at the same cursor get the same object (and
  * execution.ts executes it once for all of them). A full batch never changes; a short one is
- * reused only while the session's last seq has not moved.
+ * reused until the session's next commit notification (which wakes its subscribers after it).
  */
 class BatchCache {
   private readonly bySession = new Map<
     string,
-    Map<string, { lastSeq: string; batch: EventBatch }>
+    Map<string, { generation: number; batch: EventBatch }>
   >();
+  /** Commits heard per session (the store's notifications): a partial batch is current while unchanged. */
+  private readonly generations = new Map<string, number>();
   private static readonly PER_SESSION = 64;
+
+  constructor(engine: Engine) {
+    engine.notifier.onAnySession((sessionId) =>
+      this.generations.set(sessionId, (this.generations.get(sessionId) ?? 0) + 1),
+    );
+  }
 
   async read(
     engine: Engine,
@@ -36,17 +44,15 @@ class BatchCache {
     cursor: bigint,
     limit: number,
   ): Promise<EventBatch | null> {
+    // Taken before the read: a commit during it moves the generation, so this entry is stale.
+    const generation = this.generations.get(sessionId) ?? 0;
     let entries = this.bySession.get(sessionId);
     const key = `${cursor}:${limit}`;
     const hit = entries?.get(key);
-    if (hit && hit.batch.events.length === limit) return hit.batch;
-    // One read-only snapshot: the session's last seq and the events agree.
-    const { lastSeq, events } = await engine.snapshot(async (reads) => {
-      const last = (await reads.getSession(sessionId))?.lastEventSeq ?? '0';
-      if (hit && hit.lastSeq === last) return { lastSeq: last, events: null };
-      return { lastSeq: last, events: await readEventViews(reads, sessionId, cursor, limit) };
-    });
-    if (!events) return hit!.batch;
+    // A full batch never changes; a partial one is current until the session's next commit.
+    if (hit && (hit.batch.events.length === limit || hit.generation === generation))
+      return hit.batch;
+    const events = await readEventViews(engine.reads, sessionId, cursor, limit);
     const first = events[0];
     const last = events[events.length - 1];
     if (!first || !last) return null;
@@ -56,7 +62,7 @@ class BatchCache {
       this.bySession.set(sessionId, entries);
     }
     entries.delete(key);
-    entries.set(key, { lastSeq, batch });
+    entries.set(key, { generation, batch });
     if (entries.size > BatchCache.PER_SESSION) entries.delete(entries.keys().next().value!);
     return batch;
   }
@@ -67,7 +73,7 @@ const batches = new WeakMap<Engine, BatchCache>();
 function batchCache(engine: Engine): BatchCache {
   let cache = batches.get(engine);
   if (!cache) {
-    cache = new BatchCache();
+    cache = new BatchCache(engine);
     batches.set(engine, cache);
   }
   return cache;

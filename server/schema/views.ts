@@ -6,7 +6,7 @@
  */
 import type { EventRow } from '../store/records.ts';
 import type { Reads } from '../engine/kernel.ts';
-import type { ManifestFile } from '../workspace/manifest.ts';
+import { GRAPHQL_INT_MAX, type ManifestFile } from '../workspace/manifest.ts';
 import type {
   ApprovalRecord,
   CheckpointRecord,
@@ -200,7 +200,9 @@ export function checkpointFileView(f: ManifestFile) {
     target: f.target,
     path: f.path,
     contentHash: f.contentHash,
-    byteLength: f.byteLength,
+    // Int saturates at 2^31 - 1 (a file over 2 GiB, recorded over the cap); `size` is exact.
+    byteLength: Math.min(f.byteLength, GRAPHQL_INT_MAX),
+    size: String(f.byteLength),
     kind: f.kind === 'SYMLINK' ? 'SYMLINK' : 'FILE',
     executable: f.executable === true,
     notCaptured: f.notCaptured ?? null,

@@ -133,16 +133,36 @@ export function safeErrorMessage(error: unknown, secrets: readonly string[]): st
   return maskSecretText(errorMessage(error), secrets).slice(0, 500);
 }
 
-/** Reconnect delays: start, doubling, capped (the Managed Agents SDK uses 500 ms to 10 s). */
+/**
+ * Reconnect delays: "full jitter" over an exponential cap. The cap starts at `initialMs` and
+ * doubles per attempt up to `maxMs` (the Managed Agents SDK uses 500 ms to 10 s); the delay is
+ * drawn uniformly from [minMs, cap], so many studios (or many followed sessions) that lost the
+ * same runtime at once do not reconnect in lockstep. Bounded both ways: never above `maxMs`,
+ * never below `minMs` (default a quarter of `initialMs`, so a failing peer is never retried in a
+ * tight loop).
+ */
 export interface BackoffOptions {
   initialMs: number;
   maxMs: number;
+  /** The shortest delay (default initialMs / 4). */
+  minMs?: number;
 }
 
 export const DEFAULT_BACKOFF: BackoffOptions = { initialMs: 500, maxMs: 10_000 };
 
-export function backoffDelay(attempt: number, options: BackoffOptions): number {
-  return Math.min(options.maxMs, options.initialMs * 2 ** Math.max(0, attempt));
+/** A random source in [0, 1) (Math.random; tests inject their own). */
+export type RandomSource = () => number;
+
+export function backoffDelay(
+  attempt: number,
+  options: BackoffOptions,
+  random: RandomSource = Math.random,
+): number {
+  const cap = Math.min(options.maxMs, options.initialMs * 2 ** Math.max(0, attempt));
+  const floor = Math.min(cap, options.minMs ?? options.initialMs / 4);
+  const value = random();
+  const draw = Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : 0;
+  return Math.round(floor + draw * (cap - floor));
 }
 
 /** Resolves after `ms`, or at once when the signal aborts (never rejects). */

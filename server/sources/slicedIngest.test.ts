@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SlicedIngest } from './slicedIngest.ts';
+import { appendNewDrafts } from './bridgeSupport.ts';
 import { MemorySourceHost } from '../../test/fakes/MemorySourceHost.ts';
 
 function make(options: {
@@ -77,5 +78,93 @@ describe('SlicedIngest', () => {
     await first;
     await ingest.idle();
     expect(applied).toEqual(['apply 1', 'apply 2', 'apply 3']);
+  });
+});
+
+describe('SlicedIngest.host: appends gathered inside a slice', () => {
+  function gathering(maxItems = 1_000) {
+    const host = new MemorySourceHost();
+    void host.ensureSession({ sessionId: 'a', title: 'A', mode: 'BUILD', requestedModel: 'm' });
+    void host.ensureSession({ sessionId: 'b', title: 'B', mode: 'BUILD', requestedModel: 'm' });
+    const calls: { sessionId: string; count: number }[] = [];
+    const append = host.append.bind(host);
+    host.append = (sessionId, drafts) => {
+      calls.push({ sessionId, count: drafts.length });
+      return append(sessionId, drafts);
+    };
+    const seen: string[] = [];
+    const ingest: SlicedIngest<{ session: string; n: number; read?: boolean }> = new SlicedIngest({
+      host,
+      maxItems,
+      maxMs: 60_000,
+      apply: async ({ session, n, read }) => {
+        if (read) seen.push((await ingest.host.findSession(session))?.lastEventSeq ?? 'none');
+        await appendNewDrafts(
+          ingest.host,
+          session,
+          [
+            {
+              type: 'STUDIO_LOG',
+              level: 'info',
+              origin: 'test',
+              message: `m${n}`,
+              foreignId: `f${n}`,
+            },
+          ],
+          [],
+        );
+        if (await ingest.host.hasForeignId(session, `f${n}`)) seen.push(`has f${n}`);
+      },
+      onError: (error) => {
+        throw error;
+      },
+    });
+    return { host, calls, seen, ingest };
+  }
+  const messages = (host: MemorySourceHost, id: string) =>
+    host.events(id).map((e) => (e as { message?: string }).message);
+
+  it('hands consecutive drafts of one session to the engine in appends of at most 50, in order', async () => {
+    const { host, calls, ingest } = gathering();
+    await ingest.push(...Array.from({ length: 120 }, (_, n) => ({ session: 'a', n })));
+    expect(host.groupCommits).toBe(1);
+    expect(calls.map((c) => c.count)).toEqual([50, 50, 20]);
+    expect(messages(host, 'a')).toEqual(Array.from({ length: 120 }, (_, n) => `m${n}`));
+  });
+
+  it('a draft for another session or a read hands over what was gathered first', async () => {
+    const { host, calls, seen, ingest } = gathering();
+    await ingest.push(
+      { session: 'a', n: 1 },
+      { session: 'a', n: 2 },
+      { session: 'b', n: 3 },
+      { session: 'a', n: 4, read: true },
+      { session: 'a', n: 5 },
+    );
+    expect(calls).toEqual([
+      { sessionId: 'a', count: 2 },
+      { sessionId: 'b', count: 1 },
+      { sessionId: 'a', count: 2 },
+    ]);
+    // The read saw both earlier events of session a; hasForeignId saw each gathered draft.
+    expect(seen).toEqual(['has f1', 'has f2', 'has f3', '2', 'has f4', 'has f5']);
+    expect(messages(host, 'a')).toEqual(['m1', 'm2', 'm4', 'm5']);
+    expect(messages(host, 'b')).toEqual(['m3']);
+  });
+
+  it('a draft the engine refuses is replaced by a warning row; the drafts gathered with it are kept', async () => {
+    const { host, ingest } = gathering();
+    host.refuse = (d) => (d as { message?: string }).message === 'm2';
+    await ingest.push(...[1, 2, 3].map((n) => ({ session: 'a', n })));
+    expect(messages(host, 'a')).toEqual(['m1', expect.stringContaining('could not record'), 'm3']);
+  });
+
+  it('outside a slice the host appends at once', async () => {
+    const { host, calls, ingest } = gathering();
+    await ingest.host.append('a', [
+      { type: 'STUDIO_LOG', level: 'info', origin: 'test', message: 'now' },
+    ]);
+    expect(calls).toEqual([{ sessionId: 'a', count: 1 }]);
+    expect(messages(host, 'a')).toEqual(['now']);
   });
 });

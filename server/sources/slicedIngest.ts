@@ -12,6 +12,8 @@
  * returning a function, e.g. a checkpoint after a finished tool call) runs after the slice
  * committed, before the next item.
  */
+import type { EventDraft, StoredEvent } from '../engine/eventDrafts.ts';
+import { appendSafely } from './bridgeSupport.ts';
 import type { SourceHost } from './Source.ts';
 
 export interface SlicedIngestOptions<T> {
@@ -39,8 +41,104 @@ export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/**
+ * A host whose appends, inside a slice, are gathered and handed to the engine as one append per
+ * run of consecutive drafts of one session (a burst of 500 frames is a few appends, not 500:
+ * each append costs a validation pass, a savepoint and the engine's per-append bookkeeping).
+ * Order is kept: a draft for another session, or any read of the store through this host other
+ * than `hasForeignId` (which also looks at what is gathered), first hands over what was gathered.
+ * The engine applies a gathered append draft by draft, exactly as it applies separate appends
+ * (its own foreignId check, revocations and rules per draft); a refused one falls back to draft
+ * by draft through appendSafely. Outside a slice every call goes straight to the host.
+ */
+/** Drafts gathered before they are handed to the engine as one append. */
+const GATHER_MAX_DRAFTS = 50;
+
+class BatchingHost {
+  readonly host: SourceHost;
+  private readonly inner: SourceHost;
+  private batching = false;
+  private sessionId: string | null = null;
+  private drafts: EventDraft[] = [];
+  private foreignIds = new Set<string>();
+
+  constructor(inner: SourceHost) {
+    this.inner = inner;
+    const flushing =
+      <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        await this.flush();
+        return fn(...args);
+      };
+    this.host = {
+      logger: inner.logger,
+      now: () => inner.now(),
+      ensureSession: flushing((spec) => inner.ensureSession(spec)),
+      findSession: flushing((id) => inner.findSession(id)),
+      append: (id, drafts) => this.append(id, drafts),
+      hasForeignId: async (id, foreignId) =>
+        (this.sessionId === id && this.foreignIds.has(foreignId)) ||
+        inner.hasForeignId(id, foreignId),
+      findQuestion: flushing((id, questionId) => inner.findQuestion(id, questionId)),
+      ...(inner.findApproval
+        ? {
+            findApproval: flushing((id: string, toolCallId: string) =>
+              inner.findApproval!(id, toolCallId),
+            ),
+          }
+        : {}),
+      ...(inner.groupCommit
+        ? { groupCommit: <R>(fn: () => Promise<R>) => this.groupCommit(fn) }
+        : {}),
+      setStatus: (status, detail) => inner.setStatus(status, detail),
+    };
+  }
+
+  /** Runs one slice: inside the host's group commit, gathering appends, handed over at its end. */
+  async groupCommit<R>(fn: () => Promise<R>): Promise<R> {
+    if (this.batching || !this.inner.groupCommit) return fn();
+    return this.inner.groupCommit(async () => {
+      this.batching = true;
+      let result: R;
+      try {
+        result = await fn();
+      } finally {
+        this.batching = false;
+      }
+      await this.flush();
+      return result;
+    });
+  }
+
+  private async append(sessionId: string, drafts: EventDraft[]): Promise<StoredEvent[]> {
+    if (!this.batching) return this.inner.append(sessionId, drafts);
+    if (this.sessionId !== sessionId) await this.flush();
+    this.sessionId = sessionId;
+    for (const draft of drafts) {
+      this.drafts.push(draft);
+      if (draft.foreignId !== undefined) this.foreignIds.add(draft.foreignId);
+    }
+    // Handed over in bounded appends, so the slice's time bound still sees the cost of its work.
+    if (this.drafts.length >= GATHER_MAX_DRAFTS) await this.flush();
+    // Gathered, not stored yet: nothing is stored to return (the bridges ignore it).
+    return [];
+  }
+
+  private async flush(): Promise<void> {
+    const sessionId = this.sessionId;
+    const drafts = this.drafts;
+    this.sessionId = null;
+    this.drafts = [];
+    this.foreignIds = new Set();
+    if (sessionId === null || drafts.length === 0) return;
+    // The drafts were scrubbed by the appendSafely that gathered them; this one keeps its fallback.
+    await appendSafely(this.inner, sessionId, drafts);
+  }
+}
+
 export class SlicedIngest<T> {
   private readonly options: SlicedIngestOptions<T>;
+  private readonly batching: BatchingHost;
   private inbox: T[] = [];
   private head = 0;
   /** The index of the item whose `prepare` already ran (it is applied without asking again). */
@@ -50,6 +148,15 @@ export class SlicedIngest<T> {
 
   constructor(options: SlicedIngestOptions<T>) {
     this.options = options;
+    this.batching = new BatchingHost(options.host);
+  }
+
+  /**
+   * The host a source should use for everything it does (in and out of slices): inside a slice
+   * its appends are gathered into few engine appends, in order; outside, it is the host itself.
+   */
+  get host(): SourceHost {
+    return this.batching.host;
   }
 
   /** Items waiting to be applied. */
@@ -120,8 +227,7 @@ export class SlicedIngest<T> {
       };
       const headBefore = this.head;
       try {
-        const host = this.options.host;
-        if (host.groupCommit) await host.groupCommit(slice);
+        if (this.options.host.groupCommit) await this.batching.groupCommit(slice);
         else await slice();
       } catch (error) {
         // The slice's transaction failed as a whole (disk full, say): logged; the rest goes on.

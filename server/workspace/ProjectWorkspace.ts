@@ -97,6 +97,12 @@ export interface ProjectWorkspaceOptions {
   maxFileBytes?: number;
   /** The project's include/exclude patterns (`.gitignore` syntax), applied after ignore files. */
   patterns?: CapturePatterns;
+  /**
+   * Where the scan's stat cache persists across restarts (see statCacheFile.ts); default
+   * `<journalDir>.stat-cache/<projectId>.tsv`, beside the journal in the data dir; null keeps it
+   * in memory only.
+   */
+  statCacheFile?: string | null;
   /** Called at each named step of a change; tests throw from it to simulate a crash there. */
   faultInjector?: (step: string) => void;
 }
@@ -175,9 +181,14 @@ export class ProjectWorkspace {
     this.journalName = `${opts.projectId}.journal.json`;
     this.journalPath = join(this.journalDir, this.journalName);
     this.faultInjector = opts.faultInjector;
+    const statCacheFile =
+      opts.statCacheFile === undefined
+        ? join(`${this.journalDir}.stat-cache`, `${opts.projectId}.tsv`)
+        : opts.statCacheFile;
     this.scanner = new TreeScanner(this.root, {
       maxFileBytes: opts.maxFileBytes ?? DEFAULT_MAX_CAPTURE_BYTES,
       patterns: opts.patterns ?? {},
+      ...(statCacheFile ? { cacheFile: resolve(statCacheFile) } : {}),
     });
   }
 
@@ -425,19 +436,22 @@ export class ProjectWorkspace {
           );
       }
       this.fault('validated');
+      const targetHash = canonicalManifestHash(target);
       if (ops.length > 0)
         this.commit({
           version: 2,
           projectId: this.projectId,
           action: 'RESTORE',
           rootReal: this.rootRealOrCreate(),
-          target: { contentHash: canonicalManifestHash(target), fileCount: target.length },
+          target: { contentHash: targetHash, fileCount: target.length },
           ops,
         });
       // Everything was put back: the folder is the target (its written files are in the scan
       // cache already), so the target's own hash is the state; otherwise scan what is there.
       const after =
-        summary.notRestorable.length === 0 ? stateOf(target) : this.scanFolder(false, false);
+        summary.notRestorable.length === 0
+          ? { files: target, contentHash: targetHash }
+          : this.scanFolder(false, false);
       return {
         ...after,
         written: sortManifest([...summary.added, ...summary.changed.map((c) => c.to)]),

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
+  canonicalEntry,
+  canonicalEntryReference,
   canonicalManifestHash,
   diffManifests,
   sortManifest,
@@ -60,6 +62,38 @@ describe('canonicalManifestHash', () => {
     expect(canonicalManifestHash([])).toBe(
       'sha256:' + createHash('sha256').update('{"files":[]}').digest('hex'),
     );
+  });
+});
+
+describe('canonicalEntry', () => {
+  it('writes exactly the generic canonical JSON for every field combination and odd names', () => {
+    const paths = [
+      'a.ts',
+      'dir/sub/b c.md',
+      'quote"back\\slash',
+      'tab\tnl\n',
+      'é/ü/日本',
+      '\u2028x',
+    ];
+    const hash = `sha256:${'0'.repeat(64)}`;
+    for (const path of paths)
+      for (const extra of [
+        {},
+        { executable: true as const },
+        { kind: 'SYMLINK' as const },
+        { notCaptured: 'OVER_CAP' as const },
+        { executable: true as const, notCaptured: 'OVER_CAP' as const },
+      ])
+        for (const byteLength of [0, 1, 2 ** 31, Number.MAX_SAFE_INTEGER]) {
+          const f = { target: 'SERVER' as const, path, contentHash: hash, byteLength, ...extra };
+          expect(canonicalEntry(f)).toBe(canonicalEntryReference(f));
+        }
+  });
+
+  it('refuses a size that is not a safe integer, as the generic form does', () => {
+    const f = { target: 'SERVER' as const, path: 'a', contentHash: 'sha256:x', byteLength: 1.5 };
+    expect(() => canonicalEntry(f)).toThrow(TypeError);
+    expect(() => canonicalEntryReference(f)).toThrow(TypeError);
   });
 });
 

@@ -3,6 +3,13 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { TEMP_PREFIX } from './durableFs.ts';
 import {
+  readStatCache,
+  sweepStatCacheTemps,
+  writeStatCache,
+  type StatCacheEntry,
+  type StatCacheIdentity,
+} from './statCacheFile.ts';
+import {
   IgnoreFileCache,
   isIgnored,
   projectLayer,
@@ -22,22 +29,21 @@ export const GIT_DIR = '.git';
 export const STUDIO_IGNORE = '.studioignore';
 
 const HASH_CHUNK = 1024 * 1024;
+/** Largest read buffer kept between files (a bigger one is used for its file, then dropped). */
+const SCRATCH_KEEP = 8 * 1024 * 1024;
 
 /** A file as the last scan saw it: when its stat still matches, its bytes are not read again. */
-interface CacheEntry {
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
-  ino: number;
-  mode: number;
-  file: ManifestFile;
-  canonical: string;
-}
+type CacheEntry = StatCacheEntry;
 
 export interface ScanOptions {
   /** Files larger than this are recorded with `notCaptured: 'OVER_CAP'`, never read whole. */
   maxFileBytes: number;
   patterns: CapturePatterns;
+  /**
+   * Where the stat cache persists between runs (in the data dir; see statCacheFile.ts). Without
+   * it the cache lives in memory only and the first scan of a process reads every file.
+   */
+  cacheFile?: string;
 }
 
 export interface ScanResult {
@@ -58,10 +64,17 @@ export interface ScanResult {
  *
  * A stat cache (size, mtime, ctime, inode, mode) remembers every file's entry: a file whose stat
  * did not change is not read. A file modified within 1 s of the scan is not cached (its mtime
- * may not have ticked yet), so a quick second write is never missed.
+ * may not have ticked yet), so a quick second write is never missed. With `cacheFile` the cache
+ * is loaded by the first scan and written back after a scan that changed it, so a restart does
+ * not read the whole tree again.
  */
 export class TreeScanner {
   private cache = new Map<string, CacheEntry>();
+  private scratch: Buffer = Buffer.alloc(0);
+  /** The identity the persisted cache was loaded for (null: not loaded yet). */
+  private loadedFor: string | null = null;
+  /** True when `cache` differs from what `cacheFile` holds. */
+  private dirty = false;
   private readonly ignoreFiles = new IgnoreFileCache();
   private readonly root: string;
   private readonly options: ScanOptions;
@@ -83,6 +96,7 @@ export class TreeScanner {
    * write: the scan after that one reads them again (see the class comment).
    */
   seed(rel: string, st: fs.Stats, file: ManifestFile): void {
+    this.dirty = true;
     this.cache.set(rel, {
       size: st.size,
       mtimeMs: st.mtimeMs,
@@ -94,22 +108,93 @@ export class TreeScanner {
     });
   }
 
+  /**
+   * The file's bytes in a buffer reused from file to file (a view valid until the next read), so
+   * a scan of 300 MB does not leave 300 MB of garbage Buffers for the collector: memory stays at
+   * the largest file read, and a buffer grown for a big file is dropped after it.
+   */
+  private readScratch(abs: string, sizeHint: number): Buffer {
+    const fd = fs.openSync(abs, 'r');
+    try {
+      let length = 0;
+      for (;;) {
+        if (this.scratch.length < Math.max(sizeHint, length) + 1) {
+          const grown = Buffer.allocUnsafe(
+            Math.max(sizeHint + 1, this.scratch.length * 2, 64 * 1024),
+          );
+          this.scratch.copy(grown, 0, 0, length);
+          this.scratch = grown;
+        }
+        const n = fs.readSync(fd, this.scratch, length, this.scratch.length - length, null);
+        if (n === 0) break;
+        length += n;
+      }
+      const view = this.scratch.subarray(0, length);
+      if (this.scratch.length > SCRATCH_KEEP) {
+        // Hand this big buffer out, keep nothing that large for the next (small) files.
+        this.scratch = Buffer.alloc(0);
+      }
+      return view;
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
   /** Forgets every cached stat (the next scan reads every file). */
   invalidate(): void {
     this.cache = new Map();
+    this.dirty = true;
+  }
+
+  /** Loads the persisted cache on the first scan of this folder identity (a moved root reloads). */
+  private loadPersisted(identity: StatCacheIdentity | null): void {
+    const file = this.options.cacheFile;
+    if (!file || !identity) return;
+    const key = JSON.stringify(identity);
+    if (this.loadedFor === key) return;
+    if (this.loadedFor !== null) this.cache = new Map();
+    this.loadedFor = key;
+    sweepStatCacheTemps(file);
+    const stored = readStatCache(file, identity);
+    if (!stored) {
+      this.dirty = true;
+      return;
+    }
+    // What this process already knows (its own writes) wins over the file.
+    for (const [rel, entry] of this.cache) stored.set(rel, entry);
+    this.cache = stored;
+  }
+
+  private identity(): StatCacheIdentity | null {
+    try {
+      const rootReal = fs.realpathSync(this.root);
+      const st = fs.statSync(rootReal);
+      return {
+        rootReal,
+        rootDev: st.dev,
+        rootIno: st.ino,
+        maxFileBytes: this.options.maxFileBytes,
+      };
+    } catch {
+      return null;
+    }
   }
 
   /**
    * Scans the folder. `onContent(file, bytes)` is called for every captured file or link whose
    * bytes were read, and for cached entries `needsContent(file)` says are missing elsewhere (so
-   * the caller can store them). Throws `PATH_INVALID` for a name no manifest can hold.
+   * the caller can store them). `bytes` is valid only during the call (the buffer is reused for
+   * the next file): store or copy it there. Throws `PATH_INVALID` for a name no manifest can hold.
    */
   scan(hooks: {
     onContent?: (file: ManifestFile, bytes: Buffer) => void;
     needsContent?: (file: ManifestFile) => boolean;
   }): ScanResult {
     const startedAt = Date.now();
+    const identity = this.options.cacheFile ? this.identity() : null;
+    this.loadPersisted(identity);
     const next = new Map<string, CacheEntry>();
+    let changed = false;
     const files: ManifestFile[] = [];
     const canonical: string[] = [];
     let filesRead = 0;
@@ -143,7 +228,7 @@ export class TreeScanner {
           notCaptured: 'OVER_CAP',
         };
       }
-      const bytes = fs.readFileSync(abs);
+      const bytes = this.readScratch(abs, st.size);
       const file: ManifestFile = {
         target: 'SERVER',
         path: rel,
@@ -185,7 +270,6 @@ export class TreeScanner {
         }
         if (!e.isFile() && !e.isSymbolicLink()) continue;
         if (isIgnored(layers, rel, false)) continue;
-        validateRelativePath(rel);
         const st = fs.lstatSync(abs);
         // The entry may have changed kind between readdir and lstat.
         if (!st.isFile() && !st.isSymbolicLink()) continue;
@@ -202,10 +286,15 @@ export class TreeScanner {
           entry = hit;
           if (hooks.needsContent?.(hit.file)) {
             const fresh = readContent(abs, rel, st);
-            if (fresh.contentHash !== hit.file.contentHash)
+            if (fresh.contentHash !== hit.file.contentHash) {
               entry = { ...hit, file: fresh, canonical: canonicalEntry(fresh) };
+              changed = true;
+            }
           }
         } else {
+          // Cached paths were checked when they entered the cache (or the cache file).
+          validateRelativePath(rel);
+          changed = true;
           const file = readContent(abs, rel, st);
           entry = {
             size: st.size,
@@ -223,7 +312,11 @@ export class TreeScanner {
       }
     };
     visit(this.root, '', rootLayers);
+    // Every entry of `next` came from the cache unless `changed`: equal sizes mean equal sets.
+    if (changed || next.size !== this.cache.size) this.dirty = true;
     this.cache = next;
+    if (this.dirty && identity && this.options.cacheFile)
+      this.dirty = !writeStatCache(this.options.cacheFile, identity, next);
     return { files, canonical, filesRead };
   }
 }

@@ -94,6 +94,9 @@ function answer(operation: Operation) {
       };
     case 'PendingApprovals':
       return { data: { studioPendingApprovals: [] } };
+    // The page query reads only what a row shows of a call; the card reads the whole call.
+    case 'ToolCallCard':
+      return { data: { studioToolCall: pending } };
     case 'ToolDescriptors':
       return {
         data: {

@@ -15,7 +15,7 @@ import {
   toolCall,
   toolEvent,
 } from '../test/fixtures.ts';
-import type { StudioEvent } from './eventFragments.ts';
+import { ToolCallFields, type StudioEvent } from './eventFragments.ts';
 
 const SessionQuery = graphql(`
   query TestSession($sessionId: String!) {
@@ -26,6 +26,18 @@ const SessionQuery = graphql(`
     }
   }
 `);
+
+/** A card's read of one call by key: every field, served from the entity the events wrote. */
+const ToolCallQuery = graphql(
+  `
+    query TestToolCall($toolCallId: String!) {
+      studioToolCall(toolCallId: $toolCallId) {
+        ...ToolCallFields
+      }
+    }
+  `,
+  [ToolCallFields],
+);
 
 const SessionsQuery = graphql(`
   query TestSessions($appId: BigInt!) {
@@ -194,6 +206,21 @@ describe('makeCacheConfig: studioAgentEventBatches', () => {
     expect(first.studioToolCall?.status).toBe('SUCCEEDED');
     expect(first.studioToolCall?.approval?.status).toBe('GRANTED');
     expect(seqs(page)).toEqual(['1', '2', '3', '4']);
+  });
+
+  it('keeps the whole call in its entity while the page reads only what a row shows of it', async () => {
+    const test = await setup({ 0: [lifecycleEvent(1)] });
+    const done = toolCall({ status: 'SUCCEEDED', approval: null, resultJson: '{"ok":true}' });
+    test.push('studioAgentEventBatches', batch([toolEvent(2, 'TOOL_SUCCEEDED', done)]));
+    await flush();
+    const event = readPage(test, 0)?.events[1];
+    expect(event?.__typename).toBe('AgentToolEvent');
+    if (event?.__typename !== 'AgentToolEvent') return;
+    expect(event.studioToolCall?.status).toBe('SUCCEEDED');
+    expect(event.studioToolCall).not.toHaveProperty('resultJson');
+    const card = test.client.readQuery(ToolCallQuery, { toolCallId: done.toolCallId });
+    expect(card?.data?.studioToolCall?.resultJson).toBe('{"ok":true}');
+    expect(card?.data?.studioToolCall?.steps).toEqual(done.steps);
   });
 
   it('moves the cached session currentClientEpoch forward, and leaves lastEventSeq to studioSessionUpdates', async () => {

@@ -1,4 +1,4 @@
-import { EventFields } from './eventFragments.ts';
+import { EventFields, EventRowFields } from './eventFragments.ts';
 import { graphql } from './graphql.ts';
 
 /**
@@ -32,12 +32,12 @@ export const EventPageQuery = graphql(
       studioEventPage(sessionId: $sessionId, page: $page, size: $size) {
         ...EventPageFields
         events {
-          ...EventFields
+          ...EventRowFields
         }
       }
     }
   `,
-  [EventPageFields, EventFields],
+  [EventPageFields, EventRowFields],
 );
 
 /** Replay after `afterSeq`, then live, in batches. Observers pass no clientEpoch. */

@@ -124,11 +124,12 @@ export const CheckpointFileFields = graphql(`
  * One event of the union. Member fields whose names clash across members are aliased exactly
  * as the Crowdy SDK's `CrowdyAgentEventFields` does (crowdy-contract.md section 4.4), so the
  * selection is valid and matches the SDK fixtures. Key fields (`eventId`, `toolCallId` inside
- * `studioToolCall`) are never aliased: Graphcache keys read them by name.
+ * `studioToolCall`) are never aliased: Graphcache keys read them by name. Every member field but
+ * the embedded `studioToolCall`, which EventFields and EventRowFields select differently.
  */
-export const EventFields = graphql(
+export const EventBaseFields = graphql(
   `
-    fragment EventFields on CrowdyStudioAgentEvent @_unmask {
+    fragment EventBaseFields on CrowdyStudioAgentEvent @_unmask {
       __typename
       ... on AgentEventBase {
         protocolVersion
@@ -180,9 +181,6 @@ export const EventFields = graphql(
           ...AgentErrorFields
         }
         toolDeadline: deadline
-        studioToolCall {
-          ...ToolCallFields
-        }
       }
       ... on AgentApprovalEvent {
         approvalEventId: approvalId
@@ -192,9 +190,6 @@ export const EventFields = graphql(
         approvalSafeSummary: safeSummary
         approvalReasons: reasons
         approvalExpiresAt: expiresAt
-        studioToolCall {
-          ...ToolCallFields
-        }
       }
       ... on AgentLeaseEvent {
         leaseEventId: leaseId
@@ -265,13 +260,84 @@ export const EventFields = graphql(
       }
     }
   `,
-  [AgentErrorFields, ToolCallFields, QuestionFields, CheckpointFileFields],
+  [AgentErrorFields, QuestionFields, CheckpointFileFields],
+);
+
+/**
+ * One event as the wire carries it (the batch subscription, history): tool and approval events
+ * embed the whole StudioToolCall, so each write leaves the call's entity complete and the one
+ * card that renders it current.
+ */
+export const EventFields = graphql(
+  `
+    fragment EventFields on CrowdyStudioAgentEvent @_unmask {
+      ...EventBaseFields
+      ... on AgentToolEvent {
+        studioToolCall {
+          ...ToolCallFields
+        }
+      }
+      ... on AgentApprovalEvent {
+        studioToolCall {
+          ...ToolCallFields
+        }
+      }
+    }
+  `,
+  [EventBaseFields, ToolCallFields],
+);
+
+/**
+ * What a timeline row shows of a tool call (the compact line and whether it needs the full
+ * card). The card reads the whole entity by key itself.
+ */
+export const ToolCallRowStateFields = graphql(`
+  fragment ToolCallRowStateFields on StudioToolCall @_unmask {
+    toolCallId
+    toolName
+    status
+    safeSummary
+    updatedAt
+    approval {
+      approvalId
+      status
+    }
+  }
+`);
+
+/**
+ * One event as the timeline's page query reads it from Graphcache: the same fields, but the
+ * embedded call only as far as a row shows it. Graphcache rebuilds a watched page's whole result
+ * on every write to it, and the full call was most of a tool event's re-read (ARCHITECTURE.md,
+ * "Why this shape").
+ */
+export const EventRowFields = graphql(
+  `
+    fragment EventRowFields on CrowdyStudioAgentEvent @_unmask {
+      ...EventBaseFields
+      ... on AgentToolEvent {
+        studioToolCall {
+          ...ToolCallRowStateFields
+        }
+      }
+      ... on AgentApprovalEvent {
+        studioToolCall {
+          ...ToolCallRowStateFields
+        }
+      }
+    }
+  `,
+  [EventBaseFields, ToolCallRowStateFields],
 );
 
 /** One event as the timeline reads it (a discriminated union on `__typename`). */
-export type StudioEvent = ResultOf<typeof EventFields>;
+export type StudioEvent = ResultOf<typeof EventRowFields>;
+/** One event as the wire carries it (every field of the embedded call). */
+export type WireEvent = ResultOf<typeof EventFields>;
 /** A tool call's current state. */
 export type ToolCallState = ResultOf<typeof ToolCallFields>;
+/** A tool call as a timeline row reads it. */
+export type ToolCallRowState = ResultOf<typeof ToolCallRowStateFields>;
 /** An approval's current state. */
 export type ApprovalState = ResultOf<typeof ApprovalFields>;
 /** Narrows the event union to one member. */

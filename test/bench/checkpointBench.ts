@@ -11,7 +11,8 @@
  * side with the targets (every figure at most 1.5x git's, the one-file checkpoint under 100 ms,
  * RSS under 200 MB). A miss is printed, never an exit code: this is a benchmark, not a test.
  *
- * Env: BENCH_FILES (default 20000), BENCH_MB (default 300), BENCH_KEEP=1 keeps the temp dir.
+ * Env: BENCH_FILES (default 20000), BENCH_MB (default 300), BENCH_KEEP=1 keeps the temp dir,
+ * BENCH_PROFILE=<dir> writes a CPU profile of the studio side there (`node --cpu-prof`).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -111,7 +112,10 @@ function runStudio(tree: BenchTree, dataDir: string): SideResult {
   // The tree's file list is too long for one argv string (128 KiB): pass it in a file.
   const jobFile = join(dataDir, '..', 'studio-job.json');
   fs.writeFileSync(jobFile, JSON.stringify({ tree, dataDir }));
-  const r = spawnSync(process.execPath, ['--import', 'tsx', child, jobFile], {
+  const profile = process.env.BENCH_PROFILE
+    ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_PROFILE)}`]
+    : [];
+  const r = spawnSync(process.execPath, [...profile, '--import', 'tsx', child, jobFile], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
     cwd: process.cwd(),

@@ -123,6 +123,14 @@ describe('journey: a Claude Code session started in the studio', () => {
     expect(checkpoint).toBeLessThan(types.indexOf('TOOL_DISPATCHED'));
     await page.getByText('Notes updated.').first().waitFor();
     await saveScreenshot(page, 'journey-claude-code-approved');
+    // The text streamed (chunks of one message, then its final): one bubble each, no text twice.
+    expect(types).toContain('ASSISTANT_CHUNK');
+    await eventually(
+      async () =>
+        (await page.getByText('Notes updated.', { exact: true }).count()) === 1 ? true : undefined,
+      'the final text in its one bubble',
+    );
+    expect(await page.getByText('Updating the notes.', { exact: true }).count()).toBe(1);
 
     // The key reached the Messages API only; never the browser.
     expect(api.requests.length).toBeGreaterThan(0);

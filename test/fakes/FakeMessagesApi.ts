@@ -28,6 +28,13 @@ export interface ScriptedReply {
    * which run beside the main loop's in no fixed order); without it, to the next request.
    */
   when?: (body: { messages?: { role: string; content: unknown }[] }) => boolean;
+  /**
+   * Pace the stream as a model does: wait this long before each text_delta after the first
+   * (default 0: the whole reply is written at once).
+   */
+  deltaGapMs?: number;
+  /** Text deltas per text block (default 2). */
+  textDeltas?: number;
 }
 
 export class FakeMessagesApi {
@@ -44,7 +51,7 @@ export class FakeMessagesApi {
       void readBody(request).then((body) => {
         const recorded = record(request, body);
         this.requests.push(recorded);
-        this.handle(recorded, response);
+        void this.handle(recorded, response);
       });
     });
   }
@@ -82,7 +89,7 @@ export class FakeMessagesApi {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private handle(request: RecordedRequest, response: ServerResponse): void {
+  private async handle(request: RecordedRequest, response: ServerResponse): Promise<void> {
     const bearer = /^Bearer (.+)$/.exec(String(request.headers.authorization ?? ''))?.[1];
     const key = request.headers['x-api-key'] ?? bearer;
     if (key !== this.apiKey)
@@ -128,8 +135,11 @@ export class FakeMessagesApi {
       'cache-control': 'no-cache',
       'request-id': `req_fake_${this.counter}`,
     });
-    const sse = (event: string, data: unknown) =>
-      response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const sse = (event: string, data: unknown) => {
+      // A paced stream may outlive its client (an interrupted turn): write nothing then.
+      if (!response.destroyed && !response.writableEnded)
+        response.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    };
     sse('message_start', {
       type: 'message_start',
       message: {
@@ -140,21 +150,29 @@ export class FakeMessagesApi {
       },
     });
     sse('ping', { type: 'ping' });
-    reply.content.forEach((block, index) => {
+    const gap = reply.deltaGapMs ?? 0;
+    const pause = () => new Promise((resolve) => setTimeout(resolve, gap));
+    for (const [index, block] of reply.content.entries()) {
       if (block.type === 'text') {
         sse('content_block_start', {
           type: 'content_block_start',
           index,
           content_block: { type: 'text', text: '' },
         });
-        // Two deltas, so a client that shows partial text sees it grow.
-        const half = Math.ceil(block.text.length / 2);
-        for (const part of [block.text.slice(0, half), block.text.slice(half)].filter(Boolean))
+        // Several deltas (two by default), so a client that shows partial text sees it grow.
+        const count = Math.max(1, reply.textDeltas ?? 2);
+        const size = Math.ceil(block.text.length / count);
+        const parts: string[] = [];
+        for (let at = 0; at < block.text.length; at += size)
+          parts.push(block.text.slice(at, at + size));
+        for (const [n, part] of parts.entries()) {
+          if (n > 0 && gap > 0) await pause();
           sse('content_block_delta', {
             type: 'content_block_delta',
             index,
             delta: { type: 'text_delta', text: part },
           });
+        }
       } else {
         sse('content_block_start', {
           type: 'content_block_start',
@@ -171,7 +189,7 @@ export class FakeMessagesApi {
           });
       }
       sse('content_block_stop', { type: 'content_block_stop', index });
-    });
+    }
     sse('message_delta', {
       type: 'message_delta',
       delta: { stop_reason: message.stop_reason, stop_sequence: null },

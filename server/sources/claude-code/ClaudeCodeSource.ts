@@ -11,7 +11,7 @@
  * no setting sources (none of the user's own Claude Code settings apply), and an environment
  * built here (PATH, HOME, the key), so credentials stay in the server.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   query,
   type CanUseTool,
@@ -56,6 +56,10 @@ const READ_ONLY_TOOLS = new Set([
   'WebSearch',
   'TodoWrite',
 ]);
+
+/** Streamed text is appended once a chunk holds this many bytes, or this long after its first delta. */
+const CHUNK_MAX_BYTES = 2_000;
+const CHUNK_MAX_MS = 60;
 
 /** The tool that starts a subagent ("Agent"; "Task" in older Claude Code). */
 const SUBAGENT_TOOLS = new Set(['Agent', 'Task']);
@@ -130,8 +134,22 @@ interface Conversation {
    * not revoke an ask Claude Code is still waiting on.
    */
   resultAfterAsks: SDKResultMessage | null;
+  /** Partial text (stream_event) per stream (main loop, or a subagent's parent_tool_use_id). */
+  streams: Map<string, TextStream>;
+  /** Streamed text not appended yet (deltas are coalesced: see CHUNK_MAX_BYTES, CHUNK_MAX_MS). */
+  chunk: { draft: EventDraft & { type: 'ASSISTANT_CHUNK' }; timer: NodeJS.Timeout } | null;
   pump: Promise<void>;
   closed: boolean;
+}
+
+/**
+ * One model message streaming (`includePartialMessages`): its id, and the stream indexes of its
+ * text blocks whose chunks were sent but whose final `assistant` message has not come yet (Claude
+ * Code sends one `assistant` message per content block, after that block's deltas).
+ */
+interface TextStream {
+  messageId: string;
+  unfinished: number[];
 }
 
 export class ClaudeCodeSource implements Source {
@@ -162,6 +180,7 @@ export class ClaudeCodeSource implements Source {
 
   async stop(): Promise<void> {
     for (const c of this.conversations.values()) {
+      await this.flushChunk(c);
       c.closed = true;
       for (const ask of c.pending.values())
         ask.resolve({ behavior: 'deny', message: 'The studio stopped.' });
@@ -177,7 +196,7 @@ export class ClaudeCodeSource implements Source {
   async sendMessage(session: SessionInfo, content: string): Promise<{ runId: string }> {
     const host = this.requireHost();
     let conversation = this.conversations.get(session.sessionId);
-    if (!conversation || conversation.closed) conversation = this.open(session);
+    if (!conversation || conversation.closed) conversation = await this.open(session);
     const newRun = conversation.runId === null;
     if (newRun) conversation.runId = `run-${randomUUID()}`;
     const runId = conversation.runId as string;
@@ -310,7 +329,7 @@ export class ClaudeCodeSource implements Source {
     });
   }
 
-  private open(session: SessionInfo): Conversation {
+  private async open(session: SessionInfo): Promise<Conversation> {
     const project = this.options.projects.find((p) => p.projectId === session.projectId);
     if (!project)
       throw new StudioError(
@@ -329,6 +348,8 @@ export class ClaudeCodeSource implements Source {
       subagents: new Map(),
       askedBy: new Map(),
       resultAfterAsks: null,
+      streams: new Map(),
+      chunk: null,
       closed: false,
       query: null as unknown as Query,
       pump: Promise.resolve(),
@@ -346,6 +367,13 @@ export class ClaudeCodeSource implements Source {
     };
     const canUseTool: CanUseTool = (toolName, input, options) =>
       this.ask(conversation, toolName, input, options);
+    // The Claude Code session id is derived from the studio session's: the first conversation
+    // starts it, a later one (after a studio restart) resumes it once its init was recorded.
+    const claudeSessionId = claudeCodeSessionIdFor(session.sessionId);
+    const resume = await this.requireHost().hasForeignId(
+      session.sessionId,
+      claudeSessionMarker(claudeSessionId),
+    );
     conversation.query = query({
       prompt: prompt(),
       options: {
@@ -353,7 +381,8 @@ export class ClaudeCodeSource implements Source {
         permissionMode: 'default',
         allowedTools: [],
         settingSources: [],
-        includePartialMessages: false,
+        includePartialMessages: true,
+        ...(resume ? { resume: claudeSessionId } : { sessionId: claudeSessionId }),
         env: this.env(),
         canUseTool,
       },
@@ -577,6 +606,8 @@ export class ClaudeCodeSource implements Source {
 
   /** Maps one SDK message; returns true when it carried a tool result (checkpoint after it). */
   private async map(conversation: Conversation, message: SDKMessage): Promise<boolean> {
+    // Streamed text comes before whatever follows it (its final message above all).
+    if (message.type !== 'stream_event') await this.flushChunk(conversation);
     const sessionId = conversation.sessionId;
     const runId = conversation.runId;
     const secrets = [this.options.apiKey];
@@ -584,16 +615,19 @@ export class ClaudeCodeSource implements Source {
       case 'system':
         if (message.subtype === 'init') {
           conversation.claudeSessionId = message.session_id;
+          // The first init of a Claude Code session is its marker (resume after a restart).
+          const marker = claudeSessionMarker(message.session_id);
+          const resumed = await this.requireHost().hasForeignId(sessionId, marker);
           await this.append(sessionId, [
             logDraft(
               {
                 runId,
                 level: 'info',
                 origin: 'claude-code',
-                message: `Claude Code ${message.claude_code_version}: model ${message.model}, permission mode ${message.permissionMode}, tools ${message.tools.join(', ')}`,
+                message: `Claude Code ${message.claude_code_version}: model ${message.model}, permission mode ${message.permissionMode}, tools ${message.tools.join(', ')}; session ${message.session_id}${resumed ? ' (resumed)' : ''}`,
               },
               secrets,
-              `${message.uuid}`,
+              resumed ? message.uuid : marker,
             ),
           ]);
           return false;
@@ -608,7 +642,7 @@ export class ClaudeCodeSource implements Source {
             drafts.push({
               type: 'ASSISTANT_MESSAGE',
               runId,
-              messageId: `${message.message.id}-${index}`,
+              messageId: finalTextMessageId(conversation, message, index),
               role: 'ASSISTANT',
               content: truncateUtf8(block.text, 60_000),
               foreignId: `${message.uuid}/${index}`,
@@ -666,6 +700,10 @@ export class ClaudeCodeSource implements Source {
         await this.append(sessionId, drafts);
         return drafts.length > 0;
       }
+      case 'stream_event':
+        for (const chunk of streamedChunks(conversation, message, runId))
+          await this.addChunk(conversation, chunk);
+        return false;
       case 'result': {
         if (conversation.pending.size > 0) {
           conversation.resultAfterAsks = message;
@@ -685,6 +723,45 @@ export class ClaudeCodeSource implements Source {
       ),
     ]);
     return false;
+  }
+
+  /**
+   * Coalesces streamed text: deltas of one message join one ASSISTANT_CHUNK until it holds
+   * CHUNK_MAX_BYTES or CHUNK_MAX_MS passed since its first delta (a model streams a few tokens per
+   * delta; one event each would be dozens of commits a second per session).
+   */
+  private async addChunk(
+    conversation: Conversation,
+    chunk: EventDraft & { type: 'ASSISTANT_CHUNK' },
+  ): Promise<void> {
+    const pending = conversation.chunk;
+    if (pending && pending.draft.messageId === chunk.messageId) {
+      pending.draft = { ...pending.draft, content: pending.draft.content + chunk.content };
+    } else {
+      await this.flushChunk(conversation);
+      conversation.chunk = {
+        draft: chunk,
+        timer: setTimeout(() => {
+          this.flushChunk(conversation).catch((error: unknown) =>
+            this.logger.warn('claude-code: could not record streamed text', {
+              error: safeErrorMessage(error, [this.options.apiKey]),
+            }),
+          );
+        }, CHUNK_MAX_MS),
+      };
+    }
+    if (Buffer.byteLength(conversation.chunk!.draft.content, 'utf8') >= CHUNK_MAX_BYTES)
+      await this.flushChunk(conversation);
+  }
+
+  private async flushChunk(conversation: Conversation): Promise<void> {
+    const pending = conversation.chunk;
+    if (!pending) return;
+    conversation.chunk = null;
+    clearTimeout(pending.timer);
+    await this.append(conversation.sessionId, [
+      { ...pending.draft, content: truncateUtf8(pending.draft.content, 60_000) },
+    ]);
   }
 
   /** Once no ask waits any more, ends the run a deferred `result` ended. */
@@ -765,6 +842,78 @@ export class ClaudeCodeSource implements Source {
     if (!this.host) throw new Error('ClaudeCodeSource used before start()');
     return this.host;
   }
+}
+
+/**
+ * The Claude Code session id of a studio session: a UUID (as the SDK's `sessionId` requires)
+ * from a digest of the studio session id, so a restarted studio finds it again.
+ */
+export function claudeCodeSessionIdFor(studioSessionId: string): string {
+  const hex = createHash('sha256').update(`claude-code-session:${studioSessionId}`).digest('hex');
+  const variant = ((parseInt(hex[16] as string, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** The foreignId of the init log that marks a Claude Code session as started. */
+function claudeSessionMarker(claudeSessionId: string): string {
+  return `claude-session/${claudeSessionId}`;
+}
+
+type SDKPartialAssistantMessage = Extract<SDKMessage, { type: 'stream_event' }>;
+type SDKAssistantMessage = Extract<SDKMessage, { type: 'assistant' }>;
+
+/**
+ * A stream event: each `text_delta` becomes an ASSISTANT_CHUNK of the text block's message
+ * (`<model message id>-<block index>`), so the timeline grows one bubble; the other stream
+ * events (tool input JSON, thinking, message_delta) add nothing, their whole blocks follow.
+ */
+function streamedChunks(
+  conversation: Conversation,
+  message: SDKPartialAssistantMessage,
+  runId: string | null,
+): (EventDraft & { type: 'ASSISTANT_CHUNK' })[] {
+  const key = message.parent_tool_use_id ?? '';
+  const event = message.event;
+  if (event.type === 'message_start') {
+    conversation.streams.set(key, { messageId: event.message.id, unfinished: [] });
+    return [];
+  }
+  const stream = conversation.streams.get(key);
+  if (!stream) return [];
+  if (event.type === 'content_block_start' && event.content_block.type === 'text') {
+    stream.unfinished.push(event.index);
+    return [];
+  }
+  if (event.type !== 'content_block_delta' || event.delta.type !== 'text_delta') return [];
+  if (!event.delta.text) return [];
+  return [
+    {
+      type: 'ASSISTANT_CHUNK',
+      runId,
+      messageId: `${stream.messageId}-${event.index}`,
+      role: 'ASSISTANT',
+      content: truncateUtf8(event.delta.text, 60_000),
+      foreignId: message.uuid,
+    },
+  ];
+}
+
+/**
+ * The messageId of a final text block: the one its chunks streamed under (the oldest unfinished
+ * text block of that model message), so the final replaces the chunks in the same bubble; without
+ * streamed chunks, `<model message id>-<index>`.
+ */
+function finalTextMessageId(
+  conversation: Conversation,
+  message: SDKAssistantMessage,
+  index: number,
+): string {
+  const stream = conversation.streams.get(message.parent_tool_use_id ?? '');
+  if (stream && stream.messageId === message.message.id) {
+    const streamed = stream.unfinished.shift();
+    if (streamed !== undefined) return `${stream.messageId}-${streamed}`;
+  }
+  return `${message.message.id}-${index}`;
 }
 
 function summarize(toolName: string, input: Record<string, unknown>): string {

@@ -179,6 +179,8 @@ export class LeviathSource implements Source {
         }),
       ...(this.options.slice ?? {}),
     });
+    // Inside an ingest slice, appends through this host are gathered into few engine appends.
+    this.host = this.ingest.host;
     host.logger.addSecret(this.options.token);
     this.logger = this.options.logger ?? host.logger;
     this.logger.addSecret(this.options.token);

@@ -27,6 +27,7 @@ import {
   safeErrorMessage,
   sleep,
   type BackoffOptions,
+  type RandomSource,
 } from '../bridgeSupport.ts';
 import type { SessionInfo, Source, SourceHost, SourceStatus, ToolDecision } from '../Source.ts';
 import type { EventDraft } from '../../engine/eventDrafts.ts';
@@ -55,8 +56,10 @@ export interface ManagedAgentsSourceOptions {
   baseUrl?: string;
   /** Where the bridge logs (default: the engine's logger, given at start). */
   logger?: Logger;
-  /** Reconnect backoff (default 500 ms doubling to 10 s). */
+  /** Reconnect backoff (default 500 ms doubling to 10 s, full jitter). */
   backoff?: BackoffOptions;
+  /** The backoff's random source (default Math.random; tests inject one). */
+  random?: RandomSource;
   /** Retries of a confirmation the API answered with 400 "does not match" (default 6 tries, 250 ms doubling to 4 s). */
   confirmationRetry?: { attempts: number; initialMs: number; maxMs: number };
   /** TTL of the approvals the bridge requests (default and cap 120 s; they are requested again while the session waits). */
@@ -399,7 +402,10 @@ export class ManagedAgentsSource implements Source {
         this.setFollowState(follow, 'reconnecting', this.safeMessage(error));
         markReady();
       }
-      await sleep(backoffDelay(attempt, this.options.backoff ?? DEFAULT_BACKOFF), signal);
+      await sleep(
+        backoffDelay(attempt, this.options.backoff ?? DEFAULT_BACKOFF, this.options.random),
+        signal,
+      );
       attempt += 1;
     }
     if (follow.mapper.sessionClosed) {
@@ -540,7 +546,10 @@ export class ManagedAgentsSource implements Source {
           error: this.safeMessage(error),
         });
       }
-      await sleep(backoffDelay(attempt, this.options.backoff ?? DEFAULT_BACKOFF), signal);
+      await sleep(
+        backoffDelay(attempt, this.options.backoff ?? DEFAULT_BACKOFF, this.options.random),
+        signal,
+      );
       attempt += 1;
     }
     if (thread.ended && !this.abort.signal.aborted) {
@@ -678,7 +687,11 @@ export class ManagedAgentsSource implements Source {
             status,
           });
           await sleep(
-            backoffDelay(attempt, { initialMs: retry.initialMs, maxMs: retry.maxMs }),
+            backoffDelay(
+              attempt,
+              { initialMs: retry.initialMs, maxMs: retry.maxMs },
+              this.options.random,
+            ),
             this.abort.signal,
           );
           continue;

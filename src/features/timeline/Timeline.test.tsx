@@ -156,6 +156,49 @@ describe('Timeline', () => {
     expect(screen.getByText('question card q-1')).toBeTruthy();
   });
 
+  it('shows a call that needs no decision as one compact line that opens the full card', async () => {
+    const done = toolCall({ status: 'SUCCEEDED', safeSummary: 'read notes.md', approval: null });
+    renderTimeline(
+      { 0: [toolEvent(1, 'TOOL_PROPOSED', done), toolEvent(2, 'TOOL_SUCCEEDED', done)] },
+      { renderToolCall: ({ toolCallId }) => <p>{`card for ${toolCallId}`}</p> },
+    );
+    const row = await screen.findByRole('article', { name: /Tool call .*, SUCCEEDED/ });
+    const open = within(row).getByRole('button', { expanded: false });
+    expect(open.textContent).toContain('succeeded');
+    expect(open.textContent).toContain('read notes.md');
+    expect(within(row).queryByText(`card for ${done.toolCallId}`)).toBeNull();
+    fireEvent.click(open);
+    expect(within(row).getByText(`card for ${done.toolCallId}`)).toBeTruthy();
+    fireEvent.click(within(row).getByRole('button', { name: 'Hide details', expanded: true }));
+    expect(within(row).queryByText(`card for ${done.toolCallId}`)).toBeNull();
+    expect(within(row).getByRole('button', { expanded: false })).toBeTruthy();
+  });
+
+  it('never shows a call waiting for a decision as a compact line, and keeps its card once decided', async () => {
+    const proposed = toolCall({ status: 'PROPOSED', approval: null });
+    const test = renderTimeline(
+      { 0: [toolEvent(1, 'TOOL_PROPOSED', proposed)] },
+      {
+        renderToolCall: ({ toolCallId, toolCall: call }) => (
+          <p>{`card for ${toolCallId} (${call?.status})`}</p>
+        ),
+      },
+    );
+    const row = await screen.findByRole('article', { name: /Tool call .*, PROPOSED/ });
+    expect(within(row).getByRole('button', { expanded: false })).toBeTruthy();
+    // The approval request arrives live: the row turns into the full card, no click needed.
+    pushBatch(test, [approvalEvent(2, 'APPROVAL_REQUESTED', pendingCall, approval())]);
+    expect(
+      await within(row).findByText(`card for ${pendingCall.toolCallId} (WAITING_FOR_APPROVAL)`),
+    ).toBeTruthy();
+    expect(within(row).queryByRole('button', { expanded: false })).toBeNull();
+    // Decided and run: the card stays (the reader sees what happened next), with nothing to hide.
+    const ran = toolCall({ status: 'SUCCEEDED', approval: approval({ status: 'CONSUMED' }) });
+    pushBatch(test, [toolEvent(3, 'TOOL_SUCCEEDED', ran)]);
+    expect(await within(row).findByText(`card for ${ran.toolCallId} (SUCCEEDED)`)).toBeTruthy();
+    expect(within(row).queryByRole('button', { expanded: false })).toBeNull();
+  });
+
   it('mounts a row header copy-link button only while the row is hovered or holds focus', async () => {
     renderTimeline({ 0: [logEvent(1, 'first line'), logEvent(2, 'second line')] });
     await screen.findByText('second line');

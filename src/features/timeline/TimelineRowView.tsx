@@ -1,5 +1,5 @@
-import { memo, type ReactNode } from 'react';
-import type { EventOf, StudioEvent, ToolCallState } from '../../graphql/eventFragments.ts';
+import { memo, useState, type ReactNode } from 'react';
+import type { EventOf, StudioEvent, ToolCallRowState } from '../../graphql/eventFragments.ts';
 import type { ContentRow, ToolCallRow } from './buildRows.ts';
 import { assertNever, EVENT_LABEL } from './labels.ts';
 import { BudgetRow } from './rows/BudgetRow.tsx';
@@ -10,13 +10,14 @@ import { MessageBubble } from './rows/MessageBubble.tsx';
 import { EventRowHeader, RowHeader } from './rows/RowHeader.tsx';
 import { RunRow } from './rows/RunRow.tsx';
 import { ForeignRow, LogRow, QuestionText, StageRow, ThreadRow } from './rows/StudioEventRows.tsx';
+import { ToolCallCompact, needsFullCard } from './rows/ToolCallCompact.tsx';
 import { ToolCallSummary } from './rows/ToolCallSummary.tsx';
 
 export interface ToolCallSlotProps {
   toolCallId: string;
   sessionId: string;
   /** The call's current state as the timeline's page query read it (may lag the card's own read). */
-  toolCall: ToolCallState | null;
+  toolCall: ToolCallRowState | null;
 }
 
 export interface QuestionSlotProps {
@@ -44,6 +45,12 @@ function ToolCallRowView({
   eventHref,
   renderToolCall,
 }: TimelineRowViewProps & { row: ToolCallRow }) {
+  // The full card (its own query, descriptor read, timers, key listener and layout) mounts only
+  // for a call waiting on a decision or one the reader opened; once mounted it stays while the
+  // row does, so a card the reader just approved keeps showing what happened next.
+  const needed = needsFullCard(row);
+  const [open, setOpen] = useState(needed);
+  if (needed && !open) setOpen(true);
   return (
     <div>
       <RowHeader
@@ -53,14 +60,30 @@ function ToolCallRowView({
         href={eventHref(row.seq)}
       >
         {row.seqs.length > 1 ? <span>{row.seqs.length} events</span> : null}
+        {renderToolCall && open && !needed ? (
+          <button
+            type="button"
+            aria-expanded={true}
+            onClick={() => setOpen(false)}
+            className="text-blue-700 underline-offset-2 hover:underline dark:text-blue-300"
+          >
+            Hide details
+          </button>
+        ) : null}
       </RowHeader>
-      <div className="mt-1">
-        {renderToolCall ? (
-          renderToolCall({ toolCallId: row.toolCallId, sessionId, toolCall: row.toolCall })
+      {renderToolCall ? (
+        open ? (
+          <div className="mt-1">
+            {renderToolCall({ toolCallId: row.toolCallId, sessionId, toolCall: row.toolCall })}
+          </div>
         ) : (
+          <ToolCallCompact row={row} onOpen={() => setOpen(true)} />
+        )
+      ) : (
+        <div className="mt-1">
           <ToolCallSummary row={row} />
-        )}
-      </div>
+        </div>
+      )}
     </div>
   );
 }

@@ -1,4 +1,4 @@
-import type { EventOf, StudioEvent, ToolCallState } from '../../graphql/eventFragments.ts';
+import type { EventOf, StudioEvent, ToolCallRowState } from '../../graphql/eventFragments.ts';
 import { pageBounds } from '../../graphql/eventDocuments.ts';
 
 /** The kinds of event a reader filters by (one per union member family). */
@@ -85,7 +85,7 @@ export interface MessageRow extends RowCommon {
 export interface ToolCallRow extends RowCommon {
   kind: 'toolCall';
   toolCallId: string;
-  toolCall: ToolCallState | null;
+  toolCall: ToolCallRowState | null;
   events: StudioEvent[];
   createdAt: string;
 }

@@ -1,4 +1,4 @@
-import type { EventType } from '../../../protocol/events.ts';
+import type { EventType, ToolCallStatus } from '../../../protocol/events.ts';
 
 /** A reader's name for every event type (a new type is a compile error here, not a blank row). */
 export const EVENT_LABEL: Record<EventType, string> = {
@@ -53,3 +53,18 @@ export function groupDigits(value: string): string {
 export function assertNever(value: never): never {
   throw new Error(`Unhandled value: ${JSON.stringify(value)}`);
 }
+
+/** A tool call's status in the compact timeline row (the full card has its own badges). */
+export const TOOL_STATUS_WORDS: Record<ToolCallStatus, string> = {
+  PROPOSED: 'proposed',
+  WAITING_FOR_APPROVAL: 'waiting for approval',
+  DISPATCHED: 'dispatched',
+  RUNNING: 'running',
+  SUCCEEDED: 'succeeded',
+  FAILED: 'failed',
+  DENIED: 'denied',
+  TIMED_OUT: 'timed out',
+  CANCELLED: 'cancelled',
+  STALE: 'stale (fenced)',
+  OUTCOME_UNKNOWN: 'outcome unknown',
+};

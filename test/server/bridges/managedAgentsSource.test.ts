@@ -36,7 +36,12 @@ afterEach(async () => {
 
 async function setup(
   fixture: string,
-  options: { pageSize?: number; apiKey?: string; host?: MemorySourceHost } = {},
+  options: {
+    pageSize?: number;
+    apiKey?: string;
+    host?: MemorySourceHost;
+    random?: () => number;
+  } = {},
 ) {
   const s = scenario(fixture);
   const foreignId = String(s.session.id);
@@ -54,6 +59,7 @@ async function setup(
     logger: host.logger,
     backoff: { initialMs: 20, maxMs: 80 },
     confirmationRetry: { attempts: 4, initialMs: 10, maxMs: 40 },
+    ...(options.random ? { random: options.random } : {}),
   });
   cleanups.push(() => source.stop());
   return { s, peer, host, source, foreignId, sessionId: managedAgentsStudioSessionId(foreignId) };
@@ -326,6 +332,27 @@ describe('ManagedAgentsSource', () => {
       .flatMap((e) => reference.map(e))
       .map((d) => d.foreignId);
     expect(foreignIds).toEqual(expected);
+  });
+
+  it('waits a jittered delay, drawn from its random source, before it reconnects', async () => {
+    const draws: number[] = [];
+    const random = () => {
+      draws.push(draws.length);
+      return 0.5;
+    };
+    const { s, peer, host, source, foreignId } = await setup('stream-drop.json', {
+      pageSize: 2,
+      random,
+    });
+    await source.start(host);
+    peer.emit(foreignId, section(s, 'beforeDrop'));
+    await peer.waitForStreams(foreignId, 1);
+    const drawsBefore = draws.length;
+    peer.dropStreams(foreignId);
+    await peer.waitForStreams(foreignId, 1);
+    await host.waitFor(() => host.lastStatus === 'LIVE', 'live again');
+    // One draw per reconnect wait: the drop made the source wait once before it reconnected.
+    expect(draws.length).toBeGreaterThan(drawsBefore);
   });
 
   it('keeps reading a terminated session until session.deleted, then lets the stream go', async () => {

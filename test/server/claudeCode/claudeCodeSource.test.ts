@@ -13,15 +13,20 @@ import { FakeMessagesApi, type ScriptedReply } from '../../fakes/FakeMessagesApi
 import {
   APPROVE,
   REJECT,
+  REQUEST_RESTORE,
   attach,
   createSession,
   decideInput,
+  getProject,
   keepAlive,
+  key,
+  listCheckpoints,
   makeClient,
   ok,
   sendMessage,
   startHarness,
   waitForEvent,
+  type ApprovalData,
   type Ev,
 } from '../harness.ts';
 
@@ -340,6 +345,186 @@ describe('Claude Code through the studio', () => {
     expect(events.some((e) => e.type === 'APPROVAL_GRANTED')).toBe(false);
     expect(readFileSync(join(root, 'notes.md'), 'utf8')).toBe('before\n');
   }, 120_000);
+
+  it("streams the model's text into one message as it arrives, then the final text once", async () => {
+    const reply = 'Here is a longer answer that streams in four paced pieces.';
+    // Paced as a model streams: each delta 200 ms after the one before (longer than a chunk waits).
+    const { api, c, a, sessionId } = await studio(() => [
+      { content: [{ type: 'text', text: reply }], textDeltas: 4, deltaGapMs: 200 },
+    ]);
+    const { runId } = await sendMessage(c, a, 'Say something');
+    const { events } = await waitForEvent(
+      c,
+      sessionId,
+      (e) => e.type === 'RUN_SUCCEEDED' && e.runId === runId,
+      'the end of the run',
+      60_000,
+    );
+    const finals = events.filter((e) => e.type === 'ASSISTANT_MESSAGE');
+    expect(finals.map((e) => e.content)).toEqual([reply]);
+    const final = finals[0] as Ev;
+    const chunks = events.filter((e) => e.type === 'ASSISTANT_CHUNK');
+    // The text grew in several chunks of the same message, in order, before the final, which
+    // carries the whole text once.
+    expect(chunks.length).toBeGreaterThanOrEqual(2);
+    expect(chunks.length).toBeLessThanOrEqual(4);
+    expect(chunks.every((e) => e.messageId === final.messageId)).toBe(true);
+    expect(chunks.map((e) => e.content).join('')).toBe(reply);
+    expect(chunks.every((e) => BigInt(e.seq) < BigInt(final.seq))).toBe(true);
+    expect(final.messageId).toMatch(/^msg_fake_\d+-0$/);
+    expect(api.loopRequests()).toHaveLength(1);
+  }, 120_000);
+
+  it('coalesces deltas that come in quick succession into few chunks', async () => {
+    const reply = 'Twenty small deltas written at once by the model, as tokens stream in.';
+    const { c, a, sessionId } = await studio(() => [
+      { content: [{ type: 'text', text: reply }], textDeltas: 20 },
+    ]);
+    const { runId } = await sendMessage(c, a, 'Say something');
+    const { events } = await waitForEvent(
+      c,
+      sessionId,
+      (e) => e.type === 'RUN_SUCCEEDED' && e.runId === runId,
+      'the end of the run',
+      60_000,
+    );
+    const chunks = events.filter((e) => e.type === 'ASSISTANT_CHUNK');
+    expect(chunks.length).toBeGreaterThanOrEqual(1);
+    expect(chunks.length).toBeLessThan(20);
+    expect(chunks.map((e) => e.content).join('')).toBe(reply);
+  }, 120_000);
+
+  it('a text block after a tool call streams into its own message, not the first one', async () => {
+    const { c, a, root, sessionId } = await studio((dir) => [
+      {
+        content: [
+          { type: 'text', text: 'Reading first.' },
+          {
+            type: 'tool_use',
+            id: 'toolu_01Read',
+            name: 'Read',
+            input: { file_path: join(dir, 'notes.md') },
+          },
+          { type: 'text', text: 'Then more text.' },
+        ],
+        stopReason: 'tool_use',
+      },
+      { content: [{ type: 'text', text: 'All read.' }] },
+    ]);
+    const { runId } = await sendMessage(c, a, 'Read the notes');
+    // Read may or may not ask (read-only tools can be allowed without asking): approve if asked.
+    const { events } = await waitForEvent(
+      c,
+      sessionId,
+      (e) => (e.type === 'RUN_SUCCEEDED' && e.runId === runId) || pendingApproval(e),
+      'the end of the run or an approval',
+      60_000,
+    );
+    const asked = events.find(pendingApproval);
+    if (asked) await ok(c, APPROVE, decideInput(a, asApproval(asked)));
+    const done = await waitForEvent(
+      c,
+      sessionId,
+      (e) => e.type === 'RUN_SUCCEEDED' && e.runId === runId,
+      'the end of the run',
+      60_000,
+    );
+    const texts = new Map<string, { chunks: string; final: string[] }>();
+    for (const e of done.events) {
+      if (e.type !== 'ASSISTANT_CHUNK' && e.type !== 'ASSISTANT_MESSAGE') continue;
+      const entry = texts.get(e.messageId!) ?? { chunks: '', final: [] };
+      if (e.type === 'ASSISTANT_CHUNK') entry.chunks += e.content;
+      else entry.final.push(e.content!);
+      texts.set(e.messageId!, entry);
+    }
+    expect([...texts.values()]).toEqual([
+      { chunks: 'Reading first.', final: ['Reading first.'] },
+      { chunks: 'Then more text.', final: ['Then more text.'] },
+      { chunks: 'All read.', final: ['All read.'] },
+    ]);
+    expect(readFileSync(join(root, 'notes.md'), 'utf8')).toBe('before\n');
+  }, 120_000);
+
+  it("restoring the pre-image checkpoint of Claude Code's writes, through the restore approval, puts the folder back on disk", async () => {
+    const { c, a, root, sessionId } = await studio((dir) => [
+      {
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_01Edit',
+            name: 'Write',
+            input: { file_path: join(dir, 'notes.md'), content: 'after\n' },
+          },
+        ],
+      },
+      {
+        content: [
+          {
+            type: 'tool_use',
+            id: 'toolu_01New',
+            name: 'Write',
+            input: { file_path: join(dir, 'src', 'new.ts'), content: 'export const x = 1;\n' },
+          },
+        ],
+      },
+      { content: [{ type: 'text', text: 'Both files written.' }] },
+    ]);
+    const { runId } = await sendMessage(c, a, 'Write two files');
+    const decided = new Set<string>();
+    for (const id of ['toolu_01Edit', 'toolu_01New']) {
+      const { event } = await waitForEvent(
+        c,
+        sessionId,
+        (e) => pendingApproval(e) && asApproval(e).toolCallId === id,
+        `the approval of ${id}`,
+        60_000,
+      );
+      decided.add(id);
+      await ok(c, APPROVE, decideInput(a, asApproval(event)));
+    }
+    await waitForEvent(
+      c,
+      sessionId,
+      (e) => e.type === 'RUN_SUCCEEDED' && e.runId === runId,
+      'the end of the run',
+      60_000,
+    );
+    expect(readFileSync(join(root, 'notes.md'), 'utf8')).toBe('after\n');
+    expect(readFileSync(join(root, 'src', 'new.ts'), 'utf8')).toBe('export const x = 1;\n');
+    // The oldest checkpoint is the exact pre-image taken before the first write was allowed.
+    const checkpoints = await listCheckpoints(c, sessionId);
+    const preImage = [...checkpoints].sort((x, y) =>
+      Number(BigInt(x.projectRevision) - BigInt(y.projectRevision)),
+    )[0]!;
+    expect(preImage.exactPreImage).toBe(true);
+    expect(preImage.files.map((f) => f.path)).toEqual(['notes.md']);
+    const project = await getProject(c, sessionId);
+    const restore = await ok<{ studioRequestCheckpointRestore: ApprovalData }>(c, REQUEST_RESTORE, {
+      input: {
+        idempotencyKey: key('restore'),
+        sessionId,
+        clientEpoch: a.clientEpoch,
+        checkpointId: preImage.checkpointId,
+        checkpointContentHash: preImage.contentHash,
+        expectedRevision: project.revision,
+      },
+    }).then((d) => d.studioRequestCheckpointRestore);
+    expect(restore.status).toBe('PENDING');
+    // Nothing moves before the approval.
+    expect(readFileSync(join(root, 'notes.md'), 'utf8')).toBe('after\n');
+    await ok(c, APPROVE, decideInput(a, restore));
+    await waitForEvent(
+      c,
+      sessionId,
+      (e) => e.type === 'TOOL_SUCCEEDED' && e.toolCallId === restore.toolCallId,
+      'the restore',
+      60_000,
+    );
+    expect(readFileSync(join(root, 'notes.md'), 'utf8')).toBe('before\n');
+    expect(existsSync(join(root, 'src', 'new.ts'))).toBe(false);
+    const after = await getProject(c, sessionId);
+    expect(after.contentHash).toBe(preImage.contentHash);
+  }, 180_000);
 
   it('lists the folder in studioProjects with the source that starts sessions in it', async () => {
     const { c, root } = await studio(writeTurn);
