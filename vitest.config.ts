@@ -43,6 +43,8 @@ export default defineConfig({
             // On a shared store a job a killed worker left CLAIMED is taken over only when its
             // claim lapses (JOB_LEASE_MS, 60 s), so "the restart finishes at once" is SQLite's.
             'test/server/crash/**',
+            // Reads the SQLite file of the data dir directly.
+            'test/server/idempotencyRetention.test.ts',
           ],
           env: { STUDIO_TEST_STORE: 'postgres' },
           globalSetup: ['test/support/postgresGlobalSetup.ts'],
