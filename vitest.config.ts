@@ -75,6 +75,8 @@ export default defineConfig({
         },
       },
       {
+        // The same alias as the server project: a journey may seed a data dir in-process first.
+        resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
         test: {
           name: 'e2e',
           environment: 'node',

@@ -377,6 +377,7 @@ export class Engine {
       groupCommit: (fn) => this.groupCommit(fn),
       hasForeignId: (id, foreignId) => this.db.hasForeignId(id, foreignId),
       findQuestion: (id, questionId) => this.db.getQuestion(id, questionId),
+      proposalDiff: (id, changes) => this.proposalDiffNow(id, changes),
       findApproval: async (id, toolCallId) => {
         const call = await this.db.getToolCall(toolCallId);
         if (!call || call.sessionId !== id || !call.approvalId) return null;
@@ -415,6 +416,7 @@ export class Engine {
       if (!found) throw new StudioError(ErrorCode.SESSION_NOT_FOUND, `No session ${sessionId}.`);
       // In a group commit, a copy: a refused append leaves the cached record as it was.
       const session = group ? { ...found } : found;
+      this.sessionProjects.set(sessionId, session.projectId);
       const effects: AfterCommit[] = [];
       const out: StoredEvent[] = [];
       const queue = [...drafts];
@@ -797,6 +799,7 @@ export class Engine {
     const session = await this.db.getSession(sessionId);
     if (!session || session.appId !== LOCAL_APP_ID)
       throw new StudioError(ErrorCode.SESSION_NOT_FOUND, `No session ${sessionId}.`);
+    this.sessionProjects.set(sessionId, session.projectId);
     return session;
   }
 
@@ -1074,20 +1077,23 @@ export class Engine {
     const project = await this.projectOfSession(sessionId);
     if (!project) return null;
     const ws = await this.workspace(project.projectId);
-    const hashes = new Map(
-      (await this.projectFiles(project.projectId)).map((f) => [f.path, f.contentHash]),
-    );
-    return computeProposalDiff(changes, (path) => {
-      const contentHash = hashes.get(path) ?? null;
-      if (contentHash === null) return { text: null, contentHash: null, opaque: false };
-      try {
-        const text = ws.readFile(path);
-        return { text, contentHash, opaque: text.includes('\u0000') };
-      } catch {
-        return { text: null, contentHash, opaque: true };
-      }
-    });
+    return diffAgainst(ws, ws.state().files, changes);
   }
+
+  /**
+   * SourceHost.proposalDiff, synchronous for the bridges' mappers: the session's project from
+   * what this process last read of the session (a project never changes for a session), the
+   * files from the open workspace; no store read. Null when either is unknown here.
+   */
+  private proposalDiffNow(sessionId: string, changes: ProposedFileChange[]) {
+    const projectId = this.sessionProjects.get(sessionId);
+    const ws = projectId ? this.workspaces.get(projectId) : undefined;
+    if (!ws) return null;
+    return diffAgainst(ws, ws.state().files, changes);
+  }
+
+  /** sessionId -> its projectId, as last read (see proposalDiffNow). */
+  private readonly sessionProjects = new Map<string, string | null>();
 
   /** The target files whose content changed since the call's diff was made (by path). */
   private async changedTargets(call: ToolCallRecord): Promise<string[]> {
@@ -2427,4 +2433,19 @@ function stripRun<T extends { runId: string | null }>(value: T): Omit<T, 'runId'
   const { runId, ...rest } = value;
   void runId;
   return rest;
+}
+
+/** The diff of proposed file changes against a workspace's files (see Engine.proposalDiff). */
+function diffAgainst(ws: ProjectWorkspace, files: ManifestFile[], changes: ProposedFileChange[]) {
+  const hashes = new Map(files.map((f) => [f.path, f.contentHash]));
+  return computeProposalDiff(changes, (path) => {
+    const contentHash = hashes.get(path) ?? null;
+    if (contentHash === null) return { text: null, contentHash: null, opaque: false };
+    try {
+      const text = ws.readFile(path);
+      return { text, contentHash, opaque: text.includes('\u0000') };
+    } catch {
+      return { text: null, contentHash, opaque: true };
+    }
+  });
 }

@@ -219,6 +219,22 @@ export interface ApprovalDraft extends DraftBase {
   studioRuleName?: string | null;
   /** Studio: the reviewer who decided (or revoked) it. */
   studioDecidedBy?: string | null;
+  /** Studio: rules the source suggests for this call (APPROVAL_REQUESTED; prefill the rule editor). */
+  studioRuleSuggestions?: RuleSuggestionValue[] | null;
+}
+
+/**
+ * A rule a source suggests for the call it asks about (Claude Code's permission suggestions),
+ * in the studio's own rule terms, with the source's words as `label`.
+ */
+export interface RuleSuggestionValue {
+  effect: 'ALLOW' | 'DENY';
+  toolName: string;
+  match: 'EXACT_ARGUMENTS' | 'ARGUMENT_PREFIX' | 'ANY';
+  argumentName: string | null;
+  argumentPrefix: string | null;
+  scope: 'SESSION' | 'PROJECT' | 'SOURCE' | 'STUDIO';
+  label: string;
 }
 
 export interface LeaseDraft extends DraftBase {

@@ -176,6 +176,7 @@ export async function project(
       if (event.studioRuleId !== undefined) approval.ruleId = event.studioRuleId ?? null;
       if (event.studioRuleName !== undefined) approval.ruleName = event.studioRuleName ?? null;
       if (event.studioDecidedBy !== undefined) approval.decidedBy = event.studioDecidedBy ?? null;
+      if (event.studioRuleSuggestions) approval.ruleSuggestions = event.studioRuleSuggestions;
       await store.putApproval(approval);
       const call = await store.getToolCall(event.toolCallId);
       if (call) {

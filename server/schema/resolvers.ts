@@ -23,6 +23,9 @@ import type { SessionView } from './views.ts';
 import { eventStream, sessionUpdates } from './subscriptions.ts';
 import { searchEvents, type SearchEventsArgs } from './searchResolvers.ts';
 import { checkpointFileResolvers } from './checkpointFiles.ts';
+import { historyQueryResolvers } from './historyResolvers.ts';
+import { checkpointInsightResolvers } from './checkpointInsights.ts';
+import { recentRestoreQueryResolvers } from './recentRestores.ts';
 import { toolsForMode } from '../engine/toolRegistry.ts';
 import { chargeRows, checkArguments, checkEventPage, checkSetModeProject } from './inputLimits.ts';
 import { type CreateRuleInput, type UpdateRuleInput } from '../engine/approvalRules.ts';
@@ -242,6 +245,9 @@ const Query: Record<string, Resolver> = {
     };
   },
   studioSearchEvents: (_p, a, { engine }) => searchEvents(engine, a as unknown as SearchEventsArgs),
+  // The history scrubber (issue 11): its own module.
+  ...(historyQueryResolvers as unknown as Record<string, Resolver>),
+  ...(recentRestoreQueryResolvers as unknown as Record<string, Resolver>),
   studioPendingApprovals: async (_p, a, ctx) => {
     const { engine } = ctx;
     engine.requireApp(a.appId as string);
@@ -706,6 +712,11 @@ export function makeResolvers() {
         ...checkpointFileResolvers,
         // Both add fields to these types: keep both sets.
         StudioProject: { ...linked.StudioProject, ...checkpointFileResolvers.StudioProject },
+        // Issue 11's checkpoint fields (checkpointInsights.ts) beside the paged manifests.
+        StudioCheckpoint: {
+          ...checkpointFileResolvers.StudioCheckpoint,
+          ...checkpointInsightResolvers,
+        },
       }).map(([type, fields]) => [type, guardAll(fields as unknown as Record<string, Resolver>)]),
     ),
   };

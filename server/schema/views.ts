@@ -134,6 +134,7 @@ export function approvalView(a: ApprovalRecord) {
     studioRuleId: a.ruleId ?? null,
     studioRuleName: a.ruleName ?? null,
     studioDecidedBy: a.decidedBy ?? null,
+    studioRuleSuggestions: a.ruleSuggestions ?? [],
   };
 }
 

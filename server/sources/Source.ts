@@ -11,6 +11,8 @@ import type { EventDraft, QuestionValue, StoredEvent } from '../engine/eventDraf
 import type { ToolCallRecord } from '../store/records.ts';
 import type { AgentMode, ApprovalStatus } from '../../protocol/events.ts';
 import type { Logger } from '../logger.ts';
+import type { DiffTarget, ProposedFileChange } from '../engine/proposalDiff.ts';
+import type { ProposalDiffValue } from '../engine/eventDrafts.ts';
 
 export type SourceStatus = 'CONNECTING' | 'LIVE' | 'RECONNECTING' | 'FAILED' | 'STOPPED';
 
@@ -81,6 +83,16 @@ export interface SourceHost {
     toolCallId: string,
   ): Promise<{ approvalId: string; status: ApprovalStatus; expiresAt: string } | null>;
   setStatus(status: SourceStatus, detail?: string | null): void;
+  /**
+   * The bounded line diff of a write the call proposes against the session's project folder
+   * (put it on TOOL_PROPOSED as `studioDiff`), and the targets (path + content hash now) to bind
+   * into the argument hash; the engine refuses an approval whose target changed since. Null when
+   * the session has no project. Optional: a host without it shows no diff.
+   */
+  proposalDiff?(
+    sessionId: string,
+    changes: ProposedFileChange[],
+  ): { diff: ProposalDiffValue; targets: DiffTarget[] } | null;
 }
 
 export interface Source {

@@ -90,6 +90,14 @@ class BatchingHost {
       ...(inner.groupCommit
         ? { groupCommit: <R>(fn: () => Promise<R>) => this.groupCommit(fn) }
         : {}),
+      ...(inner.proposalDiff
+        ? {
+            proposalDiff: (
+              id: string,
+              changes: Parameters<NonNullable<SourceHost['proposalDiff']>>[1],
+            ) => inner.proposalDiff!(id, changes),
+          }
+        : {}),
       setStatus: (status, detail) => inner.setStatus(status, detail),
     };
   }

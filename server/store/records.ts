@@ -16,6 +16,7 @@ import type {
   AgentErrorValue,
   BudgetValue,
   ProposalDiffValue,
+  RuleSuggestionValue,
   CheckpointFileValue,
   QuestionValue,
 } from '../engine/eventDrafts.ts';
@@ -126,6 +127,8 @@ export interface ApprovalRecord {
   ruleName?: string | null;
   /** The reviewer whose token made the decision (null: a rule, the runtime or the engine). */
   decidedBy?: string | null;
+  /** Rules the source suggested for this call (Claude Code's permission suggestions). */
+  ruleSuggestions?: RuleSuggestionValue[];
   /**
    * Set while a decision is being delivered to the runtime (engine decideBatch): another
    * decision is refused until it ends or `untilMs` passes. Stored, so it holds across instances.

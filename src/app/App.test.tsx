@@ -212,6 +212,29 @@ describe('App', () => {
   it('opens on a home page that says what waits, each a link', async () => {
     window.history.replaceState(null, '', '/');
     renderApp((operation) => {
+      if (nameOf(operation) === 'StudioRecentRestores')
+        return {
+          data: {
+            studioRecentRestores: [
+              {
+                __typename: 'StudioRecentRestore',
+                restoredAt: '2026-11-30T09:30:00.000Z',
+                checkpoint: {
+                  __typename: 'StudioCheckpoint',
+                  checkpointId: 'cp_restored',
+                  reason: 'AGENT_WRITE',
+                  projectRevision: '3',
+                  restoredAt: '2026-11-30T09:30:00.000Z',
+                },
+                session: {
+                  __typename: 'AgentSession',
+                  sessionId: 'ses-2',
+                  studioTitle: 'Broken build',
+                },
+              },
+            ],
+          },
+        };
       if (nameOf(operation) !== 'StudioSessions') return answer(operation);
       return {
         data: {
@@ -254,6 +277,10 @@ describe('App', () => {
     expect(within(failed).getByRole('link', { name: /Broken build/ }).textContent).toContain(
       'AGENT_APPROVAL_DENIED',
     );
+    const restores = screen.getByRole('region', { name: 'Recent restores' });
+    const restored = await within(restores).findByRole('link', { name: /cp_restored/ });
+    expect(restored.getAttribute('href')).toBe('/sessions/ses-2/checkpoints');
+    expect(restored.textContent).toMatch(/revision 3\) restored.*Broken build/);
   });
 
   it('navigates in-app by history and toggles and remembers the dark theme', async () => {

@@ -13,7 +13,7 @@ import type { ConnectionStore } from '../graphql/connectionStore.ts';
 import { Link, navigate } from '../ui/router.tsx';
 import { ThemeToggle } from '../ui/ThemeToggle.tsx';
 import { useMediaQuery, WIDE_QUERY } from '../ui/useMediaQuery.ts';
-import { sessionHref } from './paths.ts';
+import { checkpointsHref, sessionHref } from './paths.ts';
 import { InboxScreen, RulesScreen, SessionScreen } from './lazyRoutes.tsx';
 import { pathOf, useRoute, type Route } from './routes.ts';
 
@@ -61,7 +61,11 @@ function Home() {
     >
       <div className="mx-auto max-w-4xl space-y-4 p-4 text-slate-800 roomy:p-8 dark:text-slate-200">
         <h1 className="text-2xl font-semibold text-slate-900 dark:text-slate-50">Agent Studio</h1>
-        <SessionsOverview sessionHref={sessionHref} inboxHref="/inbox" />
+        <SessionsOverview
+          sessionHref={sessionHref}
+          inboxHref="/inbox"
+          checkpointsHref={checkpointsHref}
+        />
         <p className="text-sm text-slate-600 dark:text-slate-300">
           Keyboard: Tab moves between controls, <kbd>j</kbd> and <kbd>k</kbd> move between events in
           a timeline, and every event has a link you can copy or open in a new tab.
@@ -104,6 +108,14 @@ function RouteView({ route }: { route: Route }) {
       return <SessionScreen sessionId={route.sessionId} view="timeline" focusSeq={route.seq} />;
     case 'checkpoints':
       return <SessionScreen sessionId={route.sessionId} view="checkpoints" />;
+    case 'checkpointRestore':
+      return (
+        <SessionScreen
+          sessionId={route.sessionId}
+          view="checkpoints"
+          restoreCheckpointId={route.checkpointId}
+        />
+      );
     case 'inbox':
       return <InboxScreen />;
     case 'rules':

@@ -5,7 +5,7 @@ import { SessionSearch } from '../features/search/index.ts';
 import { Timeline } from '../features/timeline/index.ts';
 import { Link } from '../ui/router.tsx';
 import { CheckpointBrowserPage } from './lazyRoutes.tsx';
-import { checkpointsHref, eventHref, sessionHref } from './paths.ts';
+import { checkpointRestoreHref, checkpointsHref, eventHref, sessionHref } from './paths.ts';
 import { renderQuestion, renderToolCall } from './renderers.tsx';
 
 /** One session: its header, then the timeline or the checkpoint browser. */
@@ -13,13 +13,20 @@ export function SessionScreen({
   sessionId,
   view,
   focusSeq = null,
+  restoreCheckpointId = null,
 }: {
   sessionId: string;
   view: 'timeline' | 'checkpoints';
   focusSeq?: string | null;
+  /** Open this checkpoint's restore in the browser (the history scrubber's link). */
+  restoreCheckpointId?: string | null;
 }) {
   const { session, fetching, error } = useSession(sessionId);
   const hrefOf = useCallback((seq: string) => eventHref(sessionId, seq), [sessionId]);
+  const restoreHrefOf = useCallback(
+    (checkpointId: string) => checkpointRestoreHref(sessionId, checkpointId),
+    [sessionId],
+  );
 
   useEffect(() => {
     if (session) document.title = `${session.studioTitle || session.sessionId} · Agent Studio`;
@@ -62,6 +69,7 @@ export function SessionScreen({
             focusSeq={focusSeq}
             eventHref={hrefOf}
             checkpointsHref={checkpointsHref(sessionId)}
+            restoreHref={restoreHrefOf}
             renderToolCall={renderToolCall}
             renderQuestion={renderQuestion}
             toolbarStart={<SessionSearch sessionId={sessionId} eventHref={hrefOf} />}
@@ -76,7 +84,14 @@ export function SessionScreen({
               </p>
             }
           >
-            <CheckpointBrowserPage sessionId={sessionId} renderToolCall={renderToolCall} />
+            <CheckpointBrowserPage
+              key={restoreCheckpointId ?? ''}
+              sessionId={sessionId}
+              renderToolCall={renderToolCall}
+              initialRestore={restoreCheckpointId}
+              lastEventSeq={session.lastEventSeq}
+              eventHref={hrefOf}
+            />
           </Suspense>
         </div>
       )}

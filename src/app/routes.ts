@@ -6,6 +6,8 @@ export type Route =
   | { name: 'session'; sessionId: string }
   | { name: 'event'; sessionId: string; seq: string }
   | { name: 'checkpoints'; sessionId: string }
+  /** The checkpoint browser with one checkpoint's restore open (the history scrubber links here). */
+  | { name: 'checkpointRestore'; sessionId: string; checkpointId: string }
   | { name: 'inbox' }
   | { name: 'rules' }
   | { name: 'notFound'; path: string };
@@ -32,6 +34,10 @@ export function parseRoute(pathname: string): Route {
       if (parts.length === 2) return { name: 'session', sessionId };
       if (parts.length === 3 && parts[2] === 'checkpoints')
         return { name: 'checkpoints', sessionId };
+      if (parts.length === 5 && parts[2] === 'checkpoints' && parts[4] === 'restore' && parts[3]) {
+        const checkpointId = decode(parts[3]);
+        if (checkpointId !== null) return { name: 'checkpointRestore', sessionId, checkpointId };
+      }
       if (parts.length === 4 && parts[2] === 'events' && parts[3] && SEQ.test(parts[3])) {
         return { name: 'event', sessionId, seq: parts[3] };
       }
@@ -53,6 +59,8 @@ export function pathOf(route: Route): string {
       return `/sessions/${encodeURIComponent(route.sessionId)}`;
     case 'checkpoints':
       return `/sessions/${encodeURIComponent(route.sessionId)}/checkpoints`;
+    case 'checkpointRestore':
+      return `/sessions/${encodeURIComponent(route.sessionId)}/checkpoints/${encodeURIComponent(route.checkpointId)}/restore`;
     case 'event':
       return `/sessions/${encodeURIComponent(route.sessionId)}/events/${route.seq}`;
     case 'notFound':

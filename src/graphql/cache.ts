@@ -161,6 +161,8 @@ function keys(): KeyingConfig {
     StudioSource: (d: DataFields) => d.sourceId as string,
     StudioApprovalRule: (d: DataFields) => d.ruleId as string,
     CrowdyStudioAgentPolicy: (d: DataFields) => `${String(d.kind)}:${String(d.appId)}`,
+    // History scrubber (issue 11): one rail per session, refetched in place as the log grows.
+    StudioSessionHistory: (d: DataFields) => d.sessionId as string,
   });
   for (const typename of [
     'AgentError',
@@ -193,10 +195,20 @@ function keys(): KeyingConfig {
     'StudioProposalDiff',
     'StudioProposalDiffFile',
     'StudioDecidedApproval',
+    'StudioRuleSuggestion',
     // Search results (issue 11): embedded in their query, never shared between queries.
     'StudioSearchResult',
     'StudioSearchHit',
     'StudioSearchSnippetPart',
+    // History scrubber (issue 11): a mark and "as of a seq" views belong to their query.
+    'StudioHistoryMark',
+    'StudioSessionAt',
+    'StudioToolCallAt',
+    // Checkpoint browser (issue 11): computed per request, never shared.
+    'StudioRestorePreview',
+    'StudioCheckpointOrigin',
+    // Home page (issue 11): a restored checkpoint with its session, read per query.
+    'StudioRecentRestore',
   ]) {
     config[typename] = embedded;
   }

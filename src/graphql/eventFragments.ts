@@ -32,6 +32,15 @@ export const ApprovalFields = graphql(`
     studioRuleId
     studioRuleName
     studioDecidedBy
+    studioRuleSuggestions {
+      effect
+      toolName
+      match
+      argumentName
+      argumentPrefix
+      scope
+      label
+    }
   }
 `);
 

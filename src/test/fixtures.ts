@@ -116,6 +116,7 @@ export function approval(over: Partial<ApprovalState> = {}): ApprovalState {
     studioRuleId: null,
     studioRuleName: null,
     studioDecidedBy: null,
+    studioRuleSuggestions: [],
     ...over,
   } as ApprovalState;
 }

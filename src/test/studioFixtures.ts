@@ -22,6 +22,7 @@ export function makeApproval(overrides: Record<string, unknown> = {}): Record<st
     studioRuleId: null,
     studioRuleName: null,
     studioDecidedBy: null,
+    studioRuleSuggestions: [],
     studioToolCall: null,
     ...overrides,
   };

@@ -62,13 +62,17 @@ export const HISTORY_QUERY_WITHOUT_TOOL_CALL = print(
 export const HISTORY_QUERY_BASE_ONLY = print(
   withoutUnusedFragments(
     visit(history, {
+      // EventFields is EventBaseFields plus the whole tool call: keep only the spread, and of
+      // EventBaseFields only __typename and the AgentEventBase fields.
       FragmentDefinition(fragment) {
-        if (fragment.name.value !== 'EventFields') return undefined;
-        const selections = fragment.selectionSet.selections.filter(
-          (selection) =>
-            (selection.kind === Kind.FIELD && selection.name.value === '__typename') ||
-            (selection.kind === Kind.INLINE_FRAGMENT &&
-              selection.typeCondition?.name.value === 'AgentEventBase'),
+        const name = fragment.name.value;
+        if (name !== 'EventFields' && name !== 'EventBaseFields') return undefined;
+        const selections = fragment.selectionSet.selections.filter((selection) =>
+          name === 'EventFields'
+            ? selection.kind === Kind.FRAGMENT_SPREAD && selection.name.value === 'EventBaseFields'
+            : (selection.kind === Kind.FIELD && selection.name.value === '__typename') ||
+              (selection.kind === Kind.INLINE_FRAGMENT &&
+                selection.typeCondition?.name.value === 'AgentEventBase'),
         );
         return { ...fragment, selectionSet: { ...fragment.selectionSet, selections } };
       },

@@ -181,7 +181,7 @@ describe('Leviath bridge journey', () => {
     expect(await checkpoints(`leviath-${REVIEWER}`)).toEqual([]);
     await saveScreenshot(page, 'bridges-leviath-pending');
 
-    await decide(call, 'Approve', { dialog: 'Attach to act', confirm: 'Attach and approve' });
+    await decide(call, 'Approve');
     await expectVisible(call.locator('strong', { hasText: /^Approved/ }));
 
     // The card turns "Approved" optimistically; the answer reaches the gateway right after.
@@ -256,9 +256,9 @@ describe('Leviath bridge journey', () => {
     await expectVisible(card.getByText('Overwrite README.md?'));
     await saveScreenshot(page, 'bridges-leviath-question');
 
-    expect(
-      await decide(card, 'Yes', { dialog: 'Attach to answer', confirm: 'Attach and answer' }),
-    ).toBe(true);
+    // One step, as every action: no attach dialog between the answer and the gateway.
+    await card.getByRole('button', { name: 'Yes', exact: true }).click();
+    expect(await card.getByRole('alertdialog').count()).toBe(0);
     await expectVisible(card.getByText(/^Answered/));
     await expectVisible(card.getByText('Answer: Yes'));
     await saveScreenshot(page, 'bridges-leviath-answered');

@@ -49,7 +49,6 @@ const multi = fixture<SessionFixture & { racingIdle: FakeEvent[]; crossPostedAsk
 // Distinctive, so any copy of it anywhere is found; realistic prefix, so the journey also covers
 // what the logger's pattern masking would hide.
 const API_KEY = `sk-ant-api03-E2eBridgeKey${Math.random().toString(36).slice(2, 10)}Zq`;
-const NOTICE = { dialog: 'Attach to act', confirm: 'Attach and approve' };
 
 let peer: FakeManagedAgentsPeer;
 let studio: RunningStudio;
@@ -164,7 +163,7 @@ describe('Managed Agents bridge journey', () => {
     expect(confirmationsTo(live.session.id)).toHaveLength(0);
     await saveScreenshot(page, 'bridges-ma-pending');
 
-    await decide(call, 'Approve', NOTICE);
+    await decide(call, 'Approve');
 
     await expectVisible(call.getByText('Succeeded', { exact: true }));
     await expectVisible(call.locator('strong', { hasText: /^Approved/ }));
@@ -222,8 +221,7 @@ describe('Managed Agents bridge journey', () => {
     await expectVisible(call.getByText('Waiting for approval', { exact: true }));
     await saveScreenshot(page, 'bridges-ma-subagent-pending');
 
-    // A new session: the fencing notice shows again for it.
-    await decide(call, 'Approve', NOTICE);
+    await decide(call, 'Approve');
     await expectVisible(call.getByText('Succeeded', { exact: true }));
     await saveScreenshot(page, 'bridges-ma-subagent-approved');
 

@@ -116,21 +116,9 @@ export function toolCallCard(page: Page, toolCallId: string): Locator {
 }
 
 /**
- * Clicks a decision button and accepts the one-time fencing notice the first action on a session
- * shows; returns whether the notice was shown.
+ * Clicks a decision button. Under the calm control model the first action attaches by itself
+ * (a one-time notice follows, with no dialog to confirm), so a decision is one click.
  */
-export async function decide(
-  scope: Locator,
-  button: string,
-  notice: { dialog: string; confirm: string },
-): Promise<boolean> {
+export async function decide(scope: Locator, button: string): Promise<void> {
   await scope.getByRole('button', { name: button, exact: true }).click();
-  const dialog = scope.getByRole('alertdialog', { name: notice.dialog });
-  try {
-    await dialog.waitFor({ state: 'visible', timeout: 3_000 });
-  } catch {
-    return false;
-  }
-  await dialog.getByRole('button', { name: notice.confirm }).click();
-  return true;
 }

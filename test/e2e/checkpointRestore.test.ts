@@ -145,21 +145,18 @@ async function restoreThroughUi(
   const rows = changes.getByRole('row');
   await expectVisible(rows.filter({ hasText: 'CHANGELOG.md' }).getByText('Overwritten'));
   expect(await rows.count()).toBe(2); // the header and CHANGELOG.md
-  await flow.getByRole('button', { name: 'Restore this checkpoint…' }).click();
-
-  const confirm = flow.getByRole('alertdialog', { name: 'Confirm restore' });
-  await expectVisible(confirm.getByText(`Restore ${name}`, { exact: false }));
+  // One confirmation: the preview states the server's counts and what restoring does.
   await expectVisible(
-    confirm.getByText(`revision ${checkpoint.projectRevision}`, { exact: false }).first(),
+    flow.getByText(`revision ${checkpoint.projectRevision}`, { exact: false }).first(),
   );
-  await expectVisible(confirm.getByText(/1 overwritten, 0 re-created, 0 deleted/));
+  await expectVisible(flow.getByText(/1 overwritten, 0 re-created, 0 deleted/));
   if (firstAction)
     await expectVisible(
-      confirm.getByText(
-        /Requesting attaches this tab .* other tabs and clients on this session are fenced/,
+      flow.getByText(
+        /Restoring attaches this tab .* other tabs and clients on this session are fenced/,
       ),
     );
-  await confirm.getByRole('button', { name: `Request restore of ${name}` }).click();
+  await flow.getByRole('button', { name: `Restore ${name}`, exact: true }).click();
 
   const card = flow.getByRole('article', { name: /^project\.checkpoint\.restore/ });
   await expectVisible(card.getByText('Waiting for approval', { exact: true }));

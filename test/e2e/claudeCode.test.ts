@@ -1,8 +1,9 @@
 /**
  * Journey: start a Claude Code session from the "New session" form (the real server with
  * `--claude-code`, the real Claude Code binary run by the Agent SDK against the scripted Messages
- * API fake), approve its Write in the tool-call card, and see the file land on disk after a
- * pre-image checkpoint. The key never reaches the browser.
+ * API fake), see the Write's diff and the rule editor start from Claude Code's suggestion,
+ * approve the Write in the tool-call card, and see the file land on disk after a pre-image
+ * checkpoint. The key never reaches the browser.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -101,12 +102,27 @@ describe('journey: a Claude Code session started in the studio', () => {
     expect(readFileSync(join(root, 'notes.md'), 'utf8')).toBe('before\n');
     await saveScreenshot(page, 'journey-claude-code-pending');
 
+    // Before approving: the server's line diff of the Write against the file on disk, and the
+    // rule editor starts from Claude Code's own suggestion (acceptEdits for the session).
+    const diff = call.getByRole('region', { name: 'Diff of notes.md' });
+    await diff.getByText('-before', { exact: true }).waitFor();
+    await diff.getByText('+after', { exact: true }).waitFor();
+    await diff.scrollIntoViewIfNeeded();
+    await saveScreenshot(page, 'journey-claude-code-diff');
+    await call.getByRole('button', { name: 'Always allow…' }).click();
+    const editor = call.getByRole('form', { name: /allow rule/i });
+    await editor.getByText(/Starts from Claude Code.s suggestion/).waitFor();
+    await editor.getByText(/Accept edits for this session/).waitFor();
+    await editor.scrollIntoViewIfNeeded();
+    expect(await editor.getByRole('radio', { name: 'any call of this tool' }).isChecked()).toBe(
+      true,
+    );
+    expect(await editor.getByRole('radio', { name: 'this session' }).isChecked()).toBe(true);
+    await saveScreenshot(page, 'journey-claude-code-rule-suggestion');
+    await editor.getByRole('button', { name: 'Cancel' }).click();
+
     await call.getByRole('button', { name: 'Approve', exact: true }).click();
-    const attach = call.getByRole('button', { name: 'Attach and approve' });
-    const succeeded = call.getByText('Succeeded', { exact: true });
-    await attach.or(succeeded).first().waitFor();
-    if (await attach.isVisible()) await attach.click();
-    await succeeded.waitFor();
+    await call.getByText('Succeeded', { exact: true }).waitFor();
     await eventually(
       () => (readFileSync(join(root, 'notes.md'), 'utf8') === 'after\n' ? true : undefined),
       'the file to be written',

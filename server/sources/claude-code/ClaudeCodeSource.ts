@@ -35,14 +35,12 @@ import {
   logDraft,
   safeErrorMessage,
 } from '../bridgeSupport.ts';
-import {
-  foreignArgumentHash,
-  maskSecretText,
-  redactForeignPayload,
-  truncateText,
-  truncateUtf8,
-} from '../redact.ts';
+import { maskSecretText, redactForeignPayload, truncateText, truncateUtf8 } from '../redact.ts';
 import type { QuestionAnswer, SessionInfo, Source, SourceHost, ToolDecision } from '../Source.ts';
+import { ProposalDiffs, boundArgumentHash, claudeCodeFileChanges } from '../proposedFileChanges.ts';
+import { ruleSuggestionsOf } from './permissionSuggestions.ts';
+import { AskAgainWaiter, askAgainMessage } from './askAgain.ts';
+import type { ToolCallRecord } from '../../store/records.ts';
 
 export const CLAUDE_CODE_SOURCE_ID = 'claude-code';
 const TOOL_VERSION = 'claude-code';
@@ -140,6 +138,18 @@ interface Conversation {
   chunk: { draft: EventDraft & { type: 'ASSISTANT_CHUNK' }; timer: NodeJS.Timeout } | null;
   pump: Promise<void>;
   closed: boolean;
+  /**
+   * Calls the studio ended without running them (cancelled, revoked, expired: already CANCELLED
+   * in the timeline); Claude Code's rejected tool_result for them is not recorded as a failure.
+   */
+  ended: Set<string>;
+  /**
+   * Set by cancelRun until the interrupted turn's own `result` came (bounded): a new message
+   * waits for it, so that late `result` never ends the next run.
+   */
+  interrupted: { done: Promise<void>; end: () => void } | null;
+  /** A studioAskAgain waiting for the next ask (see askAgain.ts). */
+  askAgain: AskAgainWaiter | null;
 }
 
 /**
@@ -158,6 +168,8 @@ export class ClaudeCodeSource implements Source {
   private readonly options: ClaudeCodeSourceOptions;
   private readonly conversations = new Map<string, Conversation>();
   private host: SourceHost | null = null;
+  /** Write / Edit / MultiEdit: the diff shown and bound into the hash, once per call. */
+  private readonly writeDiffs = new ProposalDiffs();
   private logger: Logger;
 
   constructor(options: ClaudeCodeSourceOptions) {
@@ -182,6 +194,7 @@ export class ClaudeCodeSource implements Source {
     for (const c of this.conversations.values()) {
       await this.flushChunk(c);
       c.closed = true;
+      c.askAgain?.fail('The studio stopped.');
       for (const ask of c.pending.values())
         ask.resolve({ behavior: 'deny', message: 'The studio stopped.' });
       for (const q of c.questions.values())
@@ -193,8 +206,13 @@ export class ClaudeCodeSource implements Source {
     this.host?.setStatus('STOPPED', null);
   }
 
-  async sendMessage(session: SessionInfo, content: string): Promise<{ runId: string }> {
+  async sendMessage(
+    session: SessionInfo,
+    content: string,
+    options?: { author: string | null; runReason?: string },
+  ): Promise<{ runId: string }> {
     const host = this.requireHost();
+    await this.conversations.get(session.sessionId)?.interrupted?.done;
     let conversation = this.conversations.get(session.sessionId);
     if (!conversation || conversation.closed) conversation = await this.open(session);
     const newRun = conversation.runId === null;
@@ -204,7 +222,9 @@ export class ClaudeCodeSource implements Source {
       host,
       session.sessionId,
       [
-        ...(newRun ? [{ type: 'RUN_STARTED' as const, runId }] : []),
+        ...(newRun
+          ? [{ type: 'RUN_STARTED' as const, runId, reason: options?.runReason ?? null }]
+          : []),
         {
           type: 'USER_MESSAGE',
           runId,
@@ -228,6 +248,10 @@ export class ClaudeCodeSource implements Source {
   async cancelRun(session: SessionInfo): Promise<void> {
     const conversation = this.conversations.get(session.sessionId);
     if (!conversation) throw new StudioError(ErrorCode.RUN_NOT_ACTIVE, 'No Claude Code run here');
+    conversation.askAgain?.fail(
+      'The run was cancelled before Claude Code proposed the call again.',
+    );
+    for (const ask of conversation.pending.values()) conversation.ended.add(ask.toolCallId);
     for (const ask of conversation.pending.values())
       ask.resolve({
         behavior: 'deny',
@@ -242,6 +266,7 @@ export class ClaudeCodeSource implements Source {
         interrupt: true,
       });
     await this.closeQuestions(conversation, 'EXPIRED');
+    if (!conversation.interrupted) conversation.interrupted = awaitInterruptedResult(conversation);
     await conversation.query.interrupt();
     conversation.runId = null;
     conversation.resultAfterAsks = null;
@@ -318,15 +343,93 @@ export class ClaudeCodeSource implements Source {
   }
 
   onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
+    const ask = this.denyEndedAsk(
+      decision,
+      'The approval expired in the studio before anyone decided; the call was not run.',
+    );
+    if (!ask) return;
+    this.append(decision.sessionId, [
+      {
+        type: 'TOOL_FAILED',
+        runId: ask.runId,
+        toolCallId: ask.toolCallId,
+        toolName: ask.toolName,
+        toolVersion: TOOL_VERSION,
+        status: 'CANCELLED',
+        argumentHash: ask.argumentHash,
+        executor: null,
+        error: {
+          code: ErrorCode.APPROVAL_EXPIRED,
+          message: 'The approval expired before anyone decided; the call did not run.',
+          retryable: false,
+        },
+        foreignId: `${ask.toolCallId}/expired`,
+      },
+    ]).catch((error: unknown) =>
+      this.logger.warn('claude-code: could not record an expired call', {
+        error: safeErrorMessage(error, [this.options.apiKey]),
+      }),
+    );
+  }
+
+  /** Revoked while Claude Code waits (a target file changed, a pause, the kill switch): deny. */
+  onApprovalRevoked(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
+    this.denyEndedAsk(
+      decision,
+      'The studio revoked this approval before anyone approved it; the call was not run.',
+    );
+  }
+
+  /**
+   * The studio ended an ask Claude Code still waits on (expired or revoked): the call is marked
+   * ended (its later tool result does not overwrite CANCELLED), the run may end, and Claude Code
+   * is answered deny with `message`. Returns the ask, or null if none was waiting.
+   */
+  private denyEndedAsk(
+    decision: Omit<ToolDecision, 'approved' | 'reason'>,
+    message: string,
+  ): PendingAsk | null {
     const conversation = this.conversations.get(decision.sessionId);
     const ask = conversation?.pending.get(decision.toolCallId);
-    if (!conversation || !ask) return;
+    if (!conversation || !ask) return null;
     conversation.pending.delete(decision.toolCallId);
+    conversation.ended.add(decision.toolCallId);
     this.endRunIfSettled(conversation);
-    ask.resolve({
-      behavior: 'deny',
-      message: 'The approval expired in the studio before anyone decided; the call was not run.',
+    ask.resolve({ behavior: 'deny', message });
+    return ask;
+  }
+
+  /** An expired or revoked call can be proposed again: see askAgain.ts for how. */
+  canAskAgain(session: SessionInfo, call: ToolCallRecord): boolean {
+    return (
+      this.host !== null &&
+      call.argumentsJson !== null &&
+      call.toolName !== 'AskUserQuestion' &&
+      this.options.projects.some((p) => p.projectId === session.projectId)
+    );
+  }
+
+  async askAgain(
+    session: SessionInfo,
+    call: ToolCallRecord,
+    options: { author: string | null },
+  ): Promise<string> {
+    let conversation = this.conversations.get(session.sessionId);
+    if (!conversation || conversation.closed) conversation = await this.open(session);
+    if (conversation.askAgain)
+      throw new StudioError(ErrorCode.RUN_ALREADY_ACTIVE, 'Claude Code is already asked again.');
+    const c = conversation;
+    const waiter = new AskAgainWaiter(call.toolName, call.argumentsJson ?? 'null', () => {
+      if (c.askAgain === waiter) c.askAgain = null;
     });
+    c.askAgain = waiter;
+    const status = (await this.requireHost().findApproval?.(session.sessionId, call.toolCallId))
+      ?.status;
+    await this.sendMessage(session, askAgainMessage(call, status ?? null), {
+      author: options.author,
+      runReason: options.author ? `Asked again by ${options.author}` : 'Asked again',
+    });
+    return waiter.promise;
   }
 
   private async open(session: SessionInfo): Promise<Conversation> {
@@ -351,6 +454,9 @@ export class ClaudeCodeSource implements Source {
       streams: new Map(),
       chunk: null,
       closed: false,
+      ended: new Set(),
+      interrupted: null,
+      askAgain: null,
       query: null as unknown as Query,
       pump: Promise.resolve(),
     };
@@ -411,19 +517,31 @@ export class ClaudeCodeSource implements Source {
     const toolCallId = options.toolUseID ?? `tool-${randomUUID()}`;
     if (toolName === 'AskUserQuestion' && Array.isArray(input.questions))
       return this.askQuestions(conversation, toolCallId, input, options);
-    const argumentHash = foreignArgumentHash(toolName, input);
+    const diffed = this.writeDiff(conversation, toolCallId, toolName, input);
+    const argumentHash = boundArgumentHash(toolName, input, diffed?.targets);
     const runId = conversation.runId;
     const summary = summarize(toolName, input);
     const askedBy =
       conversation.askedBy.get(toolCallId) ??
       (options.agentID ? `subagent ${options.agentID}` : null);
+    const suggested = ruleSuggestionsOf(
+      conversation.projectRoot,
+      toolName,
+      input,
+      options.suggestions,
+    );
     const reasons = [
       ...(askedBy ? [`Asked by ${askedBy}`] : []),
       ...(options.decisionReason ? [`Claude Code: ${options.decisionReason}`] : []),
-      ...(options.suggestions?.length
-        ? [`Suggested rules: ${truncateText(JSON.stringify(options.suggestions), 500)}`]
-        : []),
+      ...(suggested.length > 0
+        ? [`Claude Code suggests: ${suggested.map((r) => r.label).join('; ')}`]
+        : options.suggestions?.length
+          ? [`Suggested rules: ${truncateText(JSON.stringify(options.suggestions), 500)}`]
+          : []),
     ];
+    const argumentsJson = redactForeignPayload(input, {
+      secrets: [this.options.apiKey],
+    }).payloadJson;
     let resolve!: (result: PermissionResult) => void;
     const answer = new Promise<PermissionResult>((r) => (resolve = r));
     {
@@ -451,9 +569,9 @@ export class ClaudeCodeSource implements Source {
             argumentHash,
           ),
           safeSummary: summary,
-          argumentsJson: redactForeignPayload(input, { secrets: [this.options.apiKey] })
-            .payloadJson,
+          argumentsJson,
           askedBy,
+          ...(diffed ? { studioDiff: diffed.diff } : {}),
           foreignId: `${toolCallId}/proposed`,
         },
         {
@@ -466,9 +584,11 @@ export class ClaudeCodeSource implements Source {
           safeSummary: summary,
           reasons: reasons.length > 0 ? reasons : ['Claude Code asks before this tool runs'],
           expiresAt: approvalExpiresAt(this.requireHost().now(), this.options.approvalTtlMs),
+          studioRuleSuggestions: suggested,
           foreignId: `${toolCallId}/approval`,
         },
       ]);
+      conversation.askAgain?.asked(toolName, argumentsJson, approvalIdFor(toolCallId, 1));
     }
     return answer;
   }
@@ -601,6 +721,8 @@ export class ClaudeCodeSource implements Source {
       conversation.runId = null;
     } finally {
       conversation.closed = true;
+      conversation.interrupted?.end();
+      conversation.askAgain?.fail('Claude Code ended before it proposed the call again.');
     }
   }
 
@@ -652,17 +774,19 @@ export class ClaudeCodeSource implements Source {
             if (SUBAGENT_TOOLS.has(block.name))
               conversation.subagents.set(block.id, subagentLabel(input));
             if (askedBy) conversation.askedBy.set(block.id, askedBy);
+            const diffed = this.writeDiff(conversation, block.id, block.name, input);
             drafts.push({
               ...this.toolDraft(
                 { toolCallId: block.id, toolName: block.name },
                 runId,
                 'TOOL_PROPOSED',
                 'PROPOSED',
-                foreignArgumentHash(block.name, input),
+                boundArgumentHash(block.name, input, diffed?.targets),
               ),
               safeSummary: summarize(block.name, input),
               argumentsJson: redactForeignPayload(input, { secrets }).payloadJson,
               askedBy,
+              ...(diffed ? { studioDiff: diffed.diff } : {}),
               foreignId: `${block.id}/proposed`,
             });
           } else if (block.type === 'thinking') {
@@ -684,6 +808,7 @@ export class ClaudeCodeSource implements Source {
         const drafts: EventDraft[] = [];
         for (const block of content) {
           if (typeof block !== 'object' || block === null || block.type !== 'tool_result') continue;
+          if (conversation.ended.delete(block.tool_use_id)) continue;
           const failed = block.is_error === true;
           drafts.push({
             ...this.toolDraft(
@@ -705,6 +830,10 @@ export class ClaudeCodeSource implements Source {
           await this.addChunk(conversation, chunk);
         return false;
       case 'result': {
+        if (conversation.interrupted) {
+          conversation.interrupted.end();
+          return false;
+        }
         if (conversation.pending.size > 0) {
           conversation.resultAfterAsks = message;
           return false;
@@ -781,6 +910,7 @@ export class ClaudeCodeSource implements Source {
     const ended = conversation.runId;
     conversation.runId = null;
     if (!ended) return;
+    conversation.askAgain?.fail('Claude Code ended its turn without proposing the call again.');
     const usage = message.usage;
     await this.append(conversation.sessionId, [
       {
@@ -838,6 +968,17 @@ export class ClaudeCodeSource implements Source {
     await appendNewDrafts(this.requireHost(), sessionId, drafts, [this.options.apiKey]);
   }
 
+  private writeDiff(
+    conversation: Conversation,
+    toolCallId: string,
+    toolName: string,
+    input: Record<string, unknown>,
+  ) {
+    return this.writeDiffs.of(this.host, conversation.sessionId, toolCallId, () =>
+      claudeCodeFileChanges(conversation.projectRoot, toolName, input),
+    );
+  }
+
   private requireHost(): SourceHost {
     if (!this.host) throw new Error('ClaudeCodeSource used before start()');
     return this.host;
@@ -852,6 +993,20 @@ export function claudeCodeSessionIdFor(studioSessionId: string): string {
   const hex = createHash('sha256').update(`claude-code-session:${studioSessionId}`).digest('hex');
   const variant = ((parseInt(hex[16] as string, 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** Resolves once the interrupted turn's `result` came (`end`), or after 10 s without it. */
+function awaitInterruptedResult(conversation: Conversation): Conversation['interrupted'] {
+  let end = () => {};
+  const done = new Promise<void>((resolve) => {
+    const timer = setTimeout(() => end(), 10_000);
+    end = () => {
+      clearTimeout(timer);
+      conversation.interrupted = null;
+      resolve();
+    };
+  });
+  return { done, end: () => end() };
 }
 
 /** The foreignId of the init log that marks a Claude Code session as started. */

@@ -28,13 +28,8 @@ import {
   num,
   str,
 } from '../bridgeSupport.ts';
-import {
-  foreignArgumentHash,
-  maskSecretText,
-  redactForeignPayload,
-  truncateText,
-  truncateUtf8,
-} from '../redact.ts';
+import { boundArgumentHash, type ProposalDiffed } from '../proposedFileChanges.ts';
+import { maskSecretText, redactForeignPayload, truncateText, truncateUtf8 } from '../redact.ts';
 
 export const LEVIATH_SOURCE_ID = 'leviath';
 
@@ -122,6 +117,13 @@ export interface LeviathMapperOptions {
   approvalTtlMs?: number;
   /** True while or after the studio itself answered this interaction (the engine records that). */
   answeredInStudio?: (requestId: string) => boolean;
+  /** A tool approval's write diff (write_file / edit_file in the workspace), bound into its hash. */
+  proposalDiff?: (
+    runId: string,
+    toolCallId: string,
+    toolName: string,
+    input: unknown,
+  ) => ProposalDiffed | null;
 }
 
 interface RunState {
@@ -745,6 +747,7 @@ export class LeviathMapper {
         : requestId;
       const name = str(request, 'tool_name') ?? 'unknown';
       const input = request.tool_arguments ?? null;
+      const diffed = this.options.proposalDiff?.(run.runId, toolCallId, name, input) ?? null;
       const interaction: InteractionState = {
         requestId,
         runId: run.runId,
@@ -759,7 +762,7 @@ export class LeviathMapper {
         toolCallId,
         runId: run.runId,
         name,
-        argumentHash: foreignArgumentHash(name, input),
+        argumentHash: boundArgumentHash(name, input, diffed?.targets),
         safeSummary: truncateText(prompt || name, MAX_SAFE_SUMMARY),
         phase: 'awaiting',
         executionId: null,
@@ -780,6 +783,7 @@ export class LeviathMapper {
             maxBytes: 32 * 1024,
             secrets: this.options.secrets,
           }).payloadJson,
+          ...(diffed ? { studioDiff: diffed.diff } : {}),
         },
         this.approvalRequested(interaction, tool, reasons),
       );

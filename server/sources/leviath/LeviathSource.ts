@@ -14,6 +14,7 @@ import { StudioError } from '../../engine/StudioError.ts';
 import type { EventDraft, QuestionValue } from '../../engine/eventDrafts.ts';
 import type { Logger } from '../../logger.ts';
 import { SlicedIngest, type SlicedIngestOptions } from '../slicedIngest.ts';
+import { ProposalDiffs, leviathFileChanges } from '../proposedFileChanges.ts';
 import {
   SILENT_LOGGER,
   appendNewDrafts,
@@ -130,6 +131,8 @@ export class LeviathSource implements Source {
   private loop: Promise<void> | null = null;
   private socket: WebSocket | null = null;
   private host: SourceHost | null = null;
+  /** write_file / edit_file approvals: the diff shown and bound into the hash, once per call. */
+  private readonly writeDiffs = new ProposalDiffs();
 
   constructor(options: LeviathSourceOptions) {
     if (!options.token) throw new Error('Leviath needs a gateway token (LEVIATH_TOKEN)');
@@ -152,6 +155,13 @@ export class LeviathSource implements Source {
       secrets: [options.token],
       ...(options.approvalTtlMs !== undefined ? { approvalTtlMs: options.approvalTtlMs } : {}),
       answeredInStudio: (requestId) => this.inFlight.has(requestId) || this.answered.has(requestId),
+      proposalDiff: (runId, toolCallId, toolName, input) => {
+        const root = this.options.workspaceDir;
+        if (!root) return null;
+        return this.writeDiffs.of(this.host, leviathStudioSessionId(runId), toolCallId, () =>
+          leviathFileChanges(root, this.workdirs.get(runId) ?? null, toolName, input),
+        );
+      },
     });
   }
 

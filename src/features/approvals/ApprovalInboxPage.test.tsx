@@ -88,7 +88,8 @@ describe('ApprovalInboxPage', () => {
   it('puts the count in the title and follows session updates', async () => {
     const { studio, setList } = setup([pending(1, 100_000), pending(2, 20_000)]);
     await screen.findByText('card call-1 of session-1');
-    expect(document.title).toBe('(2) Approval inbox · Agent Studio');
+    // The title is written by an effect after the list renders: wait for it, do not race it.
+    await vi.waitFor(() => expect(document.title).toBe('(2) Approval inbox · Agent Studio'));
     expect(screen.getByLabelText('inbox count').textContent).toBe('2');
 
     setList([pending(1, 100_000)]);

@@ -2,6 +2,7 @@ import { act, render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import axe from 'axe-core';
 import { Provider } from 'urql';
+import type { ComponentProps } from 'react';
 import { describe, expect, it, vi } from 'vitest';
 import { EventBatchesSubscription } from '../../graphql/eventDocuments.ts';
 import { makeFakeStudio, studioError, type Handler } from '../../test/fakeStudio.ts';
@@ -81,6 +82,38 @@ function changesOf(to: FixtureFile[]) {
   };
 }
 
+/** The fixture project's revision now (the project and the restore preview are served at it). */
+const fixtureRevision = { current: '4' };
+/** The selections studioRestorePreview was asked for, in order (nested fields are not in `calls`). */
+const previewCalls: (string[] | null)[] = [];
+
+/** `StudioCheckpoint.studioRestorePreview`: the restore's plan over the project, optionally only `paths`. */
+function previewOf(id: string, to: FixtureFile[]) {
+  return (args: Record<string, unknown>) => {
+    const paths = (args.paths as string[] | null | undefined) ?? null;
+    previewCalls.push(paths);
+    const all = changesOf(to)({ first: 10_000 }) as {
+      edges: { node: { path: string; change: string } }[];
+    };
+    const rows = all.edges
+      .map((e) => e.node)
+      .filter((n) => !paths || paths.some((p) => n.path === p || n.path.startsWith(`${p}/`)));
+    const count = (c: string) => rows.filter((r) => r.change === c).length;
+    return {
+      checkpointId: id,
+      paths,
+      projectRevision: fixtureRevision.current,
+      projectContentHash: hash('9'),
+      changed: count('CHANGED'),
+      added: count('ADDED'),
+      removed: count('REMOVED'),
+      modeChanged: 0,
+      notRestorable: 0,
+      changedOutsideAgent: 0,
+    };
+  };
+}
+
 function checkpoint(
   id: string,
   revision: string,
@@ -102,6 +135,15 @@ function checkpoint(
         args,
       ),
     changes: changesOf(files),
+    studioRestorePreview: previewOf(id, files),
+    studioMadeBy: {
+      seq: '7',
+      runId: 'run-1',
+      toolCallId: 'call-w',
+      toolName: 'workspace.file.patch',
+      restoredCheckpointId: null,
+      summary: 'Taken before workspace.file.patch wrote to the project',
+    },
     fileList: files,
     fileCount: files.length,
     totalBytes: String(files.reduce((sum, f) => sum + f.byteLength, 0)),
@@ -133,7 +175,7 @@ const cp3 = checkpoint(
 
 const PROJECT_FILES = [file('src/b.ts', '6'), file('src/c.ts', '4', 5000), file('src/e.ts', '7')];
 
-function project(revision = '4') {
+function project(revision = fixtureRevision.current) {
   return {
     __typename: 'StudioProject',
     projectId: 'project-1',
@@ -166,8 +208,14 @@ function connection(nodes: unknown[], supported = true, unsupportedReason: strin
 const byId = (list: ReturnType<typeof checkpoint>[]) => (args: Record<string, unknown>) =>
   list.find((c) => c.checkpointId === args.checkpointId) ?? null;
 
-function setup(extra: Record<string, Handler> = {}, http: FakeStudioHttp | null = null) {
+function setup(
+  extra: Record<string, Handler> = {},
+  http: FakeStudioHttp | null = null,
+  props: Partial<ComponentProps<typeof CheckpointBrowserPage>> = {},
+) {
   const all = [cp3, cp2, cp1];
+  fixtureRevision.current = '4';
+  previewCalls.length = 0;
   const studio = makeFakeStudio({
     ...attachHandlers(),
     studioCheckpoints: () => connection(all),
@@ -183,9 +231,10 @@ function setup(extra: Record<string, Handler> = {}, http: FakeStudioHttp | null 
           approval card for {toolCallId} in {sessionId}
         </p>
       )}
+      {...props}
     />
   );
-  render(
+  const view = render(
     http ? (
       <TestProviders client={studio.client} http={http.http} queryClient={makeTestQueryClient()}>
         {page}
@@ -194,13 +243,25 @@ function setup(extra: Record<string, Handler> = {}, http: FakeStudioHttp | null 
       <Provider value={studio.client}>{page}</Provider>
     ),
   );
-  return studio;
+  return Object.assign(studio, {
+    rerender: (next: Partial<ComponentProps<typeof CheckpointBrowserPage>>) =>
+      view.rerender(
+        <Provider value={studio.client}>
+          <CheckpointBrowserPage
+            sessionId="session-1"
+            renderToolCall={() => null}
+            {...props}
+            {...next}
+          />
+        </Provider>,
+      ),
+  });
 }
 
 describe('CheckpointBrowserPage', () => {
   it('lists checkpoints with reason, revision, short hash, file count and markers', async () => {
     setup();
-    const cp2Row = (await screen.findByRole('rowheader', { name: 'cp2-0000…' })).closest(
+    const cp2Row = (await screen.findByRole('rowheader', { name: /^cp2-0000…/ })).closest(
       'tr',
     ) as HTMLElement;
     const cells = within(cp2Row);
@@ -215,6 +276,38 @@ describe('CheckpointBrowserPage', () => {
     ).toBeTruthy();
     expect(screen.getByText('Manual')).toBeTruthy();
     expect(screen.getByText('Current project')).toBeTruthy();
+  });
+
+  it('says what made each checkpoint, links its event, and shows the full id on demand', async () => {
+    const user = userEvent.setup();
+    setup({}, null, { eventHref: (seq) => `/sessions/session-1/events/${seq}` });
+    const row = (await screen.findByRole('rowheader', { name: /^cp2-0000…/ })).closest(
+      'tr',
+    ) as HTMLElement;
+    expect(
+      within(row).getByText('Taken before workspace.file.patch wrote to the project'),
+    ).toBeTruthy();
+    expect(within(row).getByRole('link', { name: 'event #7' }).getAttribute('href')).toBe(
+      '/sessions/session-1/events/7',
+    );
+    await user.click(within(row).getByText('Full id'));
+    expect(within(row).getByText('cp2-0000-0000-0002')).toBeTruthy();
+    expect(
+      within(row).getByRole('button', { name: 'Copy full id of checkpoint cp2-0000…' }),
+    ).toBeTruthy();
+  });
+
+  it('reads the current project again when the session moves on (live, throttled)', async () => {
+    const studio = setup({}, null, { lastEventSeq: '10' });
+    await screen.findByText('Current project');
+    const reads = () => studio.calls.filter((c) => c.field === 'studioProject').length;
+    const before = reads();
+    fixtureRevision.current = '5';
+    studio.rerender({ lastEventSeq: '11' });
+    studio.rerender({ lastEventSeq: '12' });
+    await vi.waitFor(() => expect(reads()).toBe(before + 1), { timeout: 3000 });
+    const projectRow = screen.getByText('Current project').closest('tr') as HTMLElement;
+    await vi.waitFor(() => expect(within(projectRow).getByText('5')).toBeTruthy());
   });
 
   it('shows why a session has no checkpoints instead of an empty list', async () => {
@@ -331,7 +424,7 @@ describe('CheckpointBrowserPage', () => {
       screen.getByRole('button', { name: 'Compare with current: checkpoint cp3-0000…' }),
     );
     await user.click(screen.getByRole('button', { name: 'Restore checkpoint cp1-0000……' }));
-    await screen.findByRole('button', { name: 'Restore this checkpoint…' });
+    await screen.findByRole('button', { name: 'Restore checkpoint cp1-0000…' });
     await screen.findByRole('region', {
       name: 'Compare checkpoint cp3-0000… → the current project',
     });
@@ -363,32 +456,32 @@ describe('CheckpointBrowserPage restore', () => {
     return screen.findByRole('region', { name: 'Restore checkpoint cp1-0000…' });
   }
 
-  it('previews, confirms by name, requests and shows the pending approval', async () => {
+  it('previews the server’s counts, restores in one confirmation and shows the approval inline', async () => {
     const user = userEvent.setup();
     const studio = setup({
       studioRequestCheckpointRestore: () => restoreApproval(),
       studioToolCall: () => restoreApproval().studioToolCall,
     });
     const flow = await openRestore(user);
-    await within(flow).findByRole('button', { name: 'Restore this checkpoint…' });
+    const restore = await within(flow).findByRole('button', {
+      name: 'Restore checkpoint cp1-0000…',
+    });
     expect((flow.querySelector('dl') as HTMLElement).textContent).toBe(
       'Re-created1Deleted2Overwritten1Unchanged0',
     );
-    expect(within(flow).getByText('src/e.ts')).toBeTruthy();
-
-    await user.click(within(flow).getByRole('button', { name: 'Restore this checkpoint…' }));
-    const confirm = within(flow).getByRole('alertdialog', { name: 'Confirm restore' });
-    expect(
-      within(confirm).getByText(/Restore checkpoint cp1-0000… \(Before an agent write, revision 1/),
-    ).toBeTruthy();
-    expect(within(confirm).getByText(/fenced/)).toBeTruthy();
-    expect(document.activeElement).toBe(within(confirm).getByRole('button', { name: 'Back' }));
-    expect(studio.calls.some((c) => c.field === 'studioRequestCheckpointRestore')).toBe(false);
-
-    await user.click(
-      within(confirm).getByRole('button', { name: /^Request restore of checkpoint/ }),
+    expect(within(flow).getByLabelText('What the restore changes').textContent).toBe(
+      '1 overwritten, 1 re-created, 2 deleted.',
     );
+    expect(within(flow).getByText('src/e.ts')).toBeTruthy();
+    expect(within(flow).getByText(/Before an agent write, revision 1/)).toBeTruthy();
+    expect(within(flow).getByText(/fenced/)).toBeTruthy();
+    expect(studio.calls.some((c) => c.field === 'studioRequestCheckpointRestore')).toBe(false);
+    const previews = previewCalls.length;
+
+    await user.click(restore);
     expect(await within(flow).findByText('approval card for call-r in session-1')).toBeTruthy();
+    // The preview was computed again right before the request.
+    expect(previewCalls.length).toBeGreaterThan(previews);
     expect(within(flow).getByText(/Waiting for your approval of the restore call/)).toBeTruthy();
     const request = studio.calls.find((c) => c.field === 'studioRequestCheckpointRestore');
     expect(request?.args.input).toMatchObject({
@@ -420,7 +513,7 @@ describe('CheckpointBrowserPage restore', () => {
     await user.click(within(view).getByRole('button', { name: 'Restore 2 picked files…' }));
 
     const flow = await screen.findByRole('region', {
-      name: 'Restore 2 picked files of checkpoint cp3-0000…',
+      name: 'Restore 2 picked paths of checkpoint cp3-0000…',
     });
     // The preview names the picked files only; the server states the selection's counts on the
     // approval card (its summary is computed from the stored manifests).
@@ -430,14 +523,54 @@ describe('CheckpointBrowserPage restore', () => {
         .getAllByRole('listitem')
         .map((li) => li.textContent),
     ).toEqual(['src/b.ts', 'src/d.ts']);
-    await user.click(within(flow).getByRole('button', { name: 'Restore this checkpoint…' }));
-    await user.click(within(flow).getByRole('button', { name: /^Request restore of/ }));
+    // Exact counts for the selection, from the server's plan: b overwritten, d re-created.
+    expect((await within(flow).findByLabelText('What the restore changes')).textContent).toBe(
+      '1 overwritten, 1 re-created, 0 deleted.',
+    );
+    expect(previewCalls.at(-1)).toEqual(['src/b.ts', 'src/d.ts']);
+    await user.click(
+      within(flow).getByRole('button', { name: 'Restore 2 picked paths of checkpoint cp3-0000…' }),
+    );
     await within(flow).findByText('approval card for call-r in session-1');
     const request = studio.calls.find((c) => c.field === 'studioRequestCheckpointRestore');
     expect(request?.args.input).toMatchObject({
       checkpointId: 'cp3-0000-0000-0003',
       paths: ['src/b.ts', 'src/d.ts'],
     });
+  });
+
+  it('restores a picked folder: exact counts for it, and the request names it as a path', async () => {
+    const user = userEvent.setup();
+    const studio = setup({
+      studioRequestCheckpointRestore: () => restoreApproval(),
+      studioToolCall: () => restoreApproval().studioToolCall,
+    });
+    await user.click(
+      await screen.findByRole('button', { name: 'Compare with current: checkpoint cp3-0000…' }),
+    );
+    const view = await screen.findByRole('region', {
+      name: 'Compare checkpoint cp3-0000… → the current project',
+    });
+    await user.type(within(view).getByLabelText('Pick a folder'), 'src/');
+    await user.click(within(view).getByRole('button', { name: 'Add folder' }));
+    expect(within(view).getByRole('list', { name: 'Picked folders' }).textContent).toContain(
+      'src/',
+    );
+    await user.click(within(view).getByRole('button', { name: 'Restore 1 picked path…' }));
+    const flow = await screen.findByRole('region', {
+      name: 'Restore 1 picked path of checkpoint cp3-0000…',
+    });
+    // cp3 {b:3, c:4, d:5} over the project {b:6, c:4, e:7}, all under src/.
+    expect((await within(flow).findByLabelText('What the restore changes')).textContent).toBe(
+      '1 overwritten, 1 re-created, 1 deleted.',
+    );
+    expect(previewCalls.at(-1)).toEqual(['src']);
+    await user.click(
+      within(flow).getByRole('button', { name: 'Restore 1 picked path of checkpoint cp3-0000…' }),
+    );
+    await within(flow).findByText('approval card for call-r in session-1');
+    const request = studio.calls.find((c) => c.field === 'studioRequestCheckpointRestore');
+    expect(request?.args.input).toMatchObject({ paths: ['src'] });
   });
 
   it('follows the restore call through events to success and offers to undo it', async () => {
@@ -451,8 +584,9 @@ describe('CheckpointBrowserPage restore', () => {
       studioCheckpoint: byId([cp3, cp2, cp1, preimage]),
     });
     const flow = await openRestore(user);
-    await user.click(await within(flow).findByRole('button', { name: 'Restore this checkpoint…' }));
-    await user.click(within(flow).getByRole('button', { name: /^Request restore of checkpoint/ }));
+    await user.click(
+      await within(flow).findByRole('button', { name: 'Restore checkpoint cp1-0000…' }),
+    );
     await within(flow).findByText('approval card for call-r in session-1');
 
     const sub = studio.client
@@ -517,23 +651,52 @@ describe('CheckpointBrowserPage restore', () => {
 
     await user.click(within(flow).getByRole('button', { name: 'Undo restore' }));
     const undo = await screen.findByRole('region', { name: 'Restore checkpoint cp9-0000…' });
-    await within(undo).findByRole('button', { name: 'Restore this checkpoint…' });
+    await within(undo).findByRole('button', { name: 'Restore checkpoint cp9-0000…' });
     expect(within(undo).getByText(/Before a restore, revision/)).toBeTruthy();
+  });
+
+  it('recomputes the preview before restoring and, when the project moved on, says so and sends nothing', async () => {
+    const user = userEvent.setup();
+    const studio = setup({
+      studioRequestCheckpointRestore: () => restoreApproval(),
+      studioToolCall: () => restoreApproval().studioToolCall,
+    });
+    const flow = await openRestore(user);
+    const restore = await within(flow).findByRole('button', {
+      name: 'Restore checkpoint cp1-0000…',
+    });
+    expect(within(flow).getByText(/\(revision 4\)/)).toBeTruthy();
+    // An agent writes while the preview is open.
+    fixtureRevision.current = '5';
+    await user.click(restore);
+    const alert = await within(flow).findByRole('alert');
+    expect(alert.textContent).toMatch(
+      /The project moved on while this preview was open \(revision 4 → 5\)\. Nothing was sent/,
+    );
+    expect(studio.calls.filter((c) => c.field === 'studioRequestCheckpointRestore')).toHaveLength(
+      0,
+    );
+    expect(await within(flow).findByText(/\(revision 5\)/)).toBeTruthy();
+    // The second press finds nothing new and sends, against revision 5.
+    await user.click(within(flow).getByRole('button', { name: 'Restore checkpoint cp1-0000…' }));
+    await within(flow).findByText('approval card for call-r in session-1');
+    const request = studio.calls.find((c) => c.field === 'studioRequestCheckpointRestore');
+    expect(request?.args.input).toMatchObject({ expectedRevision: '5' });
   });
 
   it('says the project moved on after a revision conflict and refreshes the preview', async () => {
     const user = userEvent.setup();
-    let revision = '4';
     const studio = setup({
-      studioProject: () => project(revision),
       studioRequestCheckpointRestore: () => {
+        // The project moves between the recomputed preview and the request.
+        fixtureRevision.current = '5';
         throw studioError('CROWDY_STUDIO_REVISION_CONFLICT', 'expectedRevision is stale');
       },
     });
     const flow = await openRestore(user);
-    await user.click(await within(flow).findByRole('button', { name: 'Restore this checkpoint…' }));
-    revision = '5';
-    await user.click(within(flow).getByRole('button', { name: /^Request restore of checkpoint/ }));
+    await user.click(
+      await within(flow).findByRole('button', { name: 'Restore checkpoint cp1-0000…' }),
+    );
     const alert = await within(flow).findByRole('alert');
     expect(within(alert).getByText('CROWDY_STUDIO_REVISION_CONFLICT')).toBeTruthy();
     expect(
@@ -563,8 +726,9 @@ describe('CheckpointBrowserPage restore', () => {
       },
     });
     const flow = await openRestore(user);
-    await user.click(await within(flow).findByRole('button', { name: 'Restore this checkpoint…' }));
-    await user.click(within(flow).getByRole('button', { name: /^Request restore of checkpoint/ }));
+    await user.click(
+      await within(flow).findByRole('button', { name: 'Restore checkpoint cp1-0000…' }),
+    );
     expect(
       await within(flow).findByText(
         /The server has no checkpoint cp1-0000… with this content hash/,
@@ -757,7 +921,7 @@ describe('CheckpointBrowserPage file diffs', () => {
     setup({}, contents());
     await user.click(await screen.findByRole('button', { name: 'Restore checkpoint cp1-0000……' }));
     const flow = await screen.findByRole('region', { name: 'Restore checkpoint cp1-0000…' });
-    await within(flow).findByRole('button', { name: 'Restore this checkpoint…' });
+    await within(flow).findByRole('button', { name: 'Restore checkpoint cp1-0000…' });
     await user.click(within(flow).getByRole('button', { name: 'Show diff of src/b.ts' }));
     const diff = await within(flow).findByRole('region', { name: 'Diff of src/b.ts' });
     await within(diff).findByRole('table', {

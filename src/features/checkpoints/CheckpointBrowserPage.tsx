@@ -1,8 +1,9 @@
-import { useCallback, useEffect, useId, useState } from 'react';
+import { useCallback, useEffect, useId, useRef, useState } from 'react';
 import { useQuery } from 'urql';
 import { CHECKPOINTS_PAGE_MAX } from '../../../protocol/contract.ts';
 import type { ResultOf } from '../../graphql/graphql.ts';
 import { CopyButton } from '../../ui/CopyButton.tsx';
+import { Link } from '../../ui/router.tsx';
 import { SafeText } from '../../ui/SafeText.tsx';
 import { ScrollX } from '../../ui/ScrollX.tsx';
 import { PagedChanges, PagedFiles } from './CheckpointFilePages.tsx';
@@ -36,6 +37,9 @@ const sameSide = (a: Side | null, b: Side | null) =>
     ? b.kind === 'project'
     : b.kind === 'checkpoint' && a.checkpointId === b.checkpointId);
 
+/** At most one live re-read of the project and the list per this long. */
+const LIVE_REFRESH_MS = 1_000;
+
 const small =
   'rounded border border-slate-300 px-2 py-0.5 text-xs hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600 disabled:opacity-50 dark:border-slate-600 dark:hover:bg-slate-800';
 
@@ -47,9 +51,21 @@ const small =
 export function CheckpointBrowserPage({
   sessionId,
   renderToolCall,
+  initialRestore = null,
+  lastEventSeq = null,
+  eventHref = null,
 }: {
   sessionId: string;
   renderToolCall: RenderToolCall;
+  /** A checkpoint whose restore opens at once (a link such as the history scrubber's). */
+  initialRestore?: string | null;
+  /**
+   * The session's newest seq as the cache keeps it (studioSessionUpdates): when it moves, the
+   * current project and the list are read again, so "current" follows the project's events.
+   */
+  lastEventSeq?: string | null;
+  /** The link of an event (what made a checkpoint); src/app builds it. */
+  eventHref?: ((seq: string) => string) | null;
 }) {
   const headingId = useId();
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
@@ -61,7 +77,7 @@ export function CheckpointBrowserPage({
     checkpointId: string;
     attempt: number;
     paths?: string[];
-  } | null>(null);
+  } | null>(() => (initialRestore ? { checkpointId: initialRestore, attempt: 1 } : null));
   const [{ data, fetching, error }] = useQuery({
     query: CheckpointsQuery,
     variables: { sessionId, after: null, first: CHECKPOINTS_PAGE_MAX },
@@ -77,6 +93,34 @@ export function CheckpointBrowserPage({
     setRefreshCount((count) => count + 1);
     refetchProject({ requestPolicy: 'network-only' });
   }, [refetchProject]);
+
+  // Live: a new event of the session (an agent write, a restore, a checkpoint) reads the project
+  // and the list again, at most once per LIVE_REFRESH_MS (a write is a burst of events).
+  const seenSeq = useRef(lastEventSeq);
+  const liveTimer = useRef<ReturnType<typeof setTimeout> | null>(null);
+  useEffect(() => {
+    if (lastEventSeq === null || lastEventSeq === seenSeq.current) return;
+    seenSeq.current = lastEventSeq;
+    if (liveTimer.current) return;
+    liveTimer.current = setTimeout(() => {
+      liveTimer.current = null;
+      onRestored();
+    }, LIVE_REFRESH_MS);
+  }, [lastEventSeq, onRestored]);
+  useEffect(
+    () => () => {
+      if (liveTimer.current) clearTimeout(liveTimer.current);
+    },
+    [],
+  );
+
+  // A panel that opens is brought into view (below the list on a narrow screen).
+  const panels = useRef<HTMLDivElement>(null);
+  const openPanels = `${filesOf ?? ''}|${from ? JSON.stringify(from) : ''}|${to ? JSON.stringify(to) : ''}|${restore ? `${restore.checkpointId}:${restore.attempt}` : ''}`;
+  useEffect(() => {
+    if (openPanels === '|||') return;
+    panels.current?.scrollIntoView?.({ block: 'nearest' });
+  }, [openPanels]);
 
   const startRestore = (checkpointId: string, paths?: string[]) =>
     setRestore((current) => ({
@@ -121,121 +165,130 @@ export function CheckpointBrowserPage({
         </p>
       ) : null}
 
-      {connection?.supported ? (
-        <>
-          <ScrollX label="Checkpoint list">
-            <table className="w-full text-left text-sm">
-              <caption className="sr-only">Checkpoints of this session, newest first</caption>
-              <thead>
-                <tr className="text-xs text-slate-600 dark:text-slate-400">
-                  {LIST_COLUMNS.map((column, index) => (
-                    <th key={column} scope="col" className={index < 2 ? 'px-1' : 'px-2'}>
-                      {column}
-                    </th>
-                  ))}
-                </tr>
-              </thead>
-              {project ? (
-                <tbody>
-                  <tr className="bg-slate-50 dark:bg-slate-900">
-                    <td className="px-1">
-                      <input
-                        type="radio"
-                        name={`${headingId}-from`}
-                        aria-label="Compare from the current project"
-                        checked={sameSide(from, PROJECT)}
-                        onChange={() => setFrom(PROJECT)}
-                      />
-                    </td>
-                    <td className="px-1">
-                      <input
-                        type="radio"
-                        name={`${headingId}-to`}
-                        aria-label="Compare to the current project"
-                        checked={sameSide(to, PROJECT)}
-                        onChange={() => setTo(PROJECT)}
-                      />
-                    </td>
-                    <td className="px-2 font-medium" colSpan={2}>
-                      Current project
-                    </td>
-                    <td className="px-2 tabular-nums">{project.revision}</td>
-                    <td className="px-2">{dateTimeOf(project.updatedAt)}</td>
-                    <td className="px-2 font-mono text-xs" title={project.contentHash}>
-                      {shortHash(project.contentHash)}
-                    </td>
-                    <td className="px-2 tabular-nums">{project.fileCount}</td>
-                    <td className="px-2" colSpan={2} />
+      <div className="gap-4 min-[1440px]:grid min-[1440px]:grid-cols-2 min-[1440px]:items-start">
+        {connection?.supported ? (
+          <div className="min-w-0 space-y-2">
+            <ScrollX label="Checkpoint list">
+              <table className="w-full text-left text-sm">
+                <caption className="sr-only">Checkpoints of this session, newest first</caption>
+                <thead>
+                  <tr className="text-xs text-slate-600 dark:text-slate-400">
+                    {LIST_COLUMNS.map((column, index) => (
+                      <th key={column} scope="col" className={index < 2 ? 'px-1' : 'px-2'}>
+                        {column}
+                      </th>
+                    ))}
                   </tr>
-                </tbody>
-              ) : null}
-              {cursors.map((after, index) => (
-                <CheckpointRows
-                  key={after ?? 'first'}
-                  sessionId={sessionId}
-                  after={after}
-                  refreshCount={refreshCount}
-                  radioName={headingId}
-                  projectHash={project?.contentHash ?? null}
-                  from={from}
-                  to={to}
-                  filesOf={filesOf}
-                  onFrom={setFrom}
-                  onTo={setTo}
-                  onFiles={(id) => setFilesOf((current) => (current === id ? null : id))}
-                  onCompareWithProject={(id) => {
-                    setFrom({ kind: 'checkpoint', checkpointId: id });
-                    setTo(PROJECT);
-                  }}
-                  onRestore={startRestore}
-                  onNextCursor={
-                    index === cursors.length - 1
-                      ? (cursor) => setCursors((current) => [...current, cursor])
-                      : null
-                  }
-                />
-              ))}
-            </table>
-          </ScrollX>
-          {connection.edges.length === 0 ? (
+                </thead>
+                {project ? (
+                  <tbody>
+                    <tr className="bg-slate-50 dark:bg-slate-900">
+                      <td className="px-1">
+                        <input
+                          type="radio"
+                          name={`${headingId}-from`}
+                          aria-label="Compare from the current project"
+                          checked={sameSide(from, PROJECT)}
+                          onChange={() => setFrom(PROJECT)}
+                        />
+                      </td>
+                      <td className="px-1">
+                        <input
+                          type="radio"
+                          name={`${headingId}-to`}
+                          aria-label="Compare to the current project"
+                          checked={sameSide(to, PROJECT)}
+                          onChange={() => setTo(PROJECT)}
+                        />
+                      </td>
+                      <td className="px-2 font-medium" colSpan={2}>
+                        Current project
+                      </td>
+                      <td className="px-2 tabular-nums">{project.revision}</td>
+                      <td className="px-2">{dateTimeOf(project.updatedAt)}</td>
+                      <td className="px-2 font-mono text-xs" title={project.contentHash}>
+                        {shortHash(project.contentHash)}
+                      </td>
+                      <td className="px-2 tabular-nums">{project.fileCount}</td>
+                      <td className="px-2" colSpan={2} />
+                    </tr>
+                  </tbody>
+                ) : null}
+                {cursors.map((after, index) => (
+                  <CheckpointRows
+                    key={after ?? 'first'}
+                    sessionId={sessionId}
+                    after={after}
+                    refreshCount={refreshCount}
+                    radioName={headingId}
+                    projectHash={project?.contentHash ?? null}
+                    from={from}
+                    to={to}
+                    filesOf={filesOf}
+                    onFrom={setFrom}
+                    onTo={setTo}
+                    onFiles={(id) => setFilesOf((current) => (current === id ? null : id))}
+                    onCompareWithProject={(id) => {
+                      setFrom({ kind: 'checkpoint', checkpointId: id });
+                      setTo(PROJECT);
+                    }}
+                    onRestore={startRestore}
+                    eventHref={eventHref}
+                    onNextCursor={
+                      index === cursors.length - 1
+                        ? (cursor) => setCursors((current) => [...current, cursor])
+                        : null
+                    }
+                  />
+                ))}
+              </table>
+            </ScrollX>
+            {connection.edges.length === 0 ? (
+              <p className="text-sm text-slate-600 dark:text-slate-400">
+                No checkpoints yet: one is taken before every agent write.
+              </p>
+            ) : null}
+          </div>
+        ) : null}
+
+        {/* Beside the list on a wide screen, below it (scrolled into view) otherwise. */}
+        <div
+          ref={panels}
+          className="min-w-0 space-y-4 min-[1440px]:sticky min-[1440px]:top-0 min-[1440px]:max-h-[calc(100dvh-8rem)] min-[1440px]:overflow-y-auto"
+        >
+          {filesOf ? <FilesPanel checkpointId={filesOf} onClose={() => setFilesOf(null)} /> : null}
+
+          {from && to && !sameSide(from, to) ? (
+            <CompareView
+              sessionId={sessionId}
+              from={from}
+              to={to}
+              onRestoreFiles={startRestore}
+              onClose={() => {
+                setFrom(null);
+                setTo(null);
+              }}
+            />
+          ) : from || to ? (
             <p className="text-sm text-slate-600 dark:text-slate-400">
-              No checkpoints yet: one is taken before every agent write.
+              Choose a “From” and a different “To” to compare files by hash.
             </p>
           ) : null}
-        </>
-      ) : null}
 
-      {filesOf ? <FilesPanel checkpointId={filesOf} onClose={() => setFilesOf(null)} /> : null}
-
-      {from && to && !sameSide(from, to) ? (
-        <CompareView
-          sessionId={sessionId}
-          from={from}
-          to={to}
-          onRestoreFiles={startRestore}
-          onClose={() => {
-            setFrom(null);
-            setTo(null);
-          }}
-        />
-      ) : from || to ? (
-        <p className="text-sm text-slate-600 dark:text-slate-400">
-          Choose a “From” and a different “To” to compare files by hash.
-        </p>
-      ) : null}
-
-      {restore ? (
-        <RestoreFlow
-          key={`${restore.checkpointId}:${restore.attempt}`}
-          sessionId={sessionId}
-          checkpointId={restore.checkpointId}
-          paths={restore.paths ?? null}
-          renderToolCall={renderToolCall}
-          onClose={() => setRestore(null)}
-          onUndo={(preimage) => startRestore(preimage)}
-          onRestored={onRestored}
-        />
-      ) : null}
+          {restore ? (
+            <RestoreFlow
+              key={`${restore.checkpointId}:${restore.attempt}`}
+              sessionId={sessionId}
+              checkpointId={restore.checkpointId}
+              paths={restore.paths ?? null}
+              renderToolCall={renderToolCall}
+              onClose={() => setRestore(null)}
+              onUndo={(preimage) => startRestore(preimage)}
+              onRestored={onRestored}
+            />
+          ) : null}
+        </div>
+      </div>
     </section>
   );
 }
@@ -254,8 +307,10 @@ function CheckpointRows({
   onFiles,
   onCompareWithProject,
   onRestore,
+  eventHref,
   onNextCursor,
 }: {
+  eventHref: ((seq: string) => string) | null;
   sessionId: string;
   after: string | null;
   refreshCount: number;
@@ -297,6 +352,7 @@ function CheckpointRows({
           onFiles={onFiles}
           onCompareWithProject={onCompareWithProject}
           onRestore={onRestore}
+          eventHref={eventHref}
         />
       ))}
       {hasNextPage && endCursor && onNextCursor ? (
@@ -324,7 +380,9 @@ function CheckpointRow({
   onFiles,
   onCompareWithProject,
   onRestore,
+  eventHref,
 }: {
+  eventHref: ((seq: string) => string) | null;
   checkpoint: Checkpoint;
   radioName: string;
   matchesProject: boolean;
@@ -368,9 +426,29 @@ function CheckpointRow({
         title={checkpoint.checkpointId}
       >
         {shortId(checkpoint.checkpointId)}
+        <details className="mt-0.5">
+          <summary className="cursor-pointer font-sans text-xs text-blue-800 dark:text-blue-300">
+            Full id
+          </summary>
+          <code className="break-all">{checkpoint.checkpointId}</code>{' '}
+          <CopyButton text={checkpoint.checkpointId} label={`full id of ${name}`} />
+        </details>
       </th>
       <td className="px-2">
         {REASON_LABEL[checkpoint.reason] ?? <SafeText text={checkpoint.reason} />}
+        <p className="min-w-48 text-xs text-slate-700 dark:text-slate-300">
+          <SafeText text={checkpoint.studioMadeBy.summary} />{' '}
+          {eventHref ? (
+            <Link
+              to={eventHref(checkpoint.studioMadeBy.seq)}
+              className="text-blue-800 underline underline-offset-2 dark:text-blue-300"
+            >
+              event #{checkpoint.studioMadeBy.seq}
+            </Link>
+          ) : (
+            `(event #${checkpoint.studioMadeBy.seq})`
+          )}
+        </p>
       </td>
       <td className="px-2 tabular-nums">{checkpoint.projectRevision}</td>
       <td className="px-2">
@@ -509,6 +587,16 @@ function CompareView({
         ? to.checkpointId
         : null;
   const [picked, setPicked] = useState<ReadonlySet<string>>(() => new Set());
+  // Folders picked whole (every file under each comes back); the server checks the paths.
+  const [folders, setFolders] = useState<readonly string[]>([]);
+  const [folderDraft, setFolderDraft] = useState('');
+  const folderId = useId();
+  const addFolder = () => {
+    const folder = folderDraft.trim().replace(/\/+$/, '');
+    if (folder && !folders.includes(folder)) setFolders([...folders, folder]);
+    setFolderDraft('');
+  };
+  const selection = [...new Set([...picked, ...folders])].sort();
   const pick = (path: string) =>
     setPicked((current) => {
       const next = new Set(current);
@@ -543,13 +631,53 @@ function CompareView({
       )}
       {query && source ? (
         <div className="flex flex-wrap items-center gap-2">
+          <form
+            className="flex flex-wrap items-end gap-1 text-xs"
+            onSubmit={(event) => {
+              event.preventDefault();
+              addFolder();
+            }}
+          >
+            <label htmlFor={folderId} className="flex flex-col">
+              Pick a folder
+              <input
+                id={folderId}
+                value={folderDraft}
+                placeholder="src/generated"
+                onChange={(event) => setFolderDraft(event.target.value)}
+                className="rounded border border-slate-300 px-2 py-0.5 font-mono dark:border-slate-600 dark:bg-slate-900"
+              />
+            </label>
+            <button type="submit" className={small} disabled={folderDraft.trim() === ''}>
+              Add folder
+            </button>
+          </form>
+          {folders.length > 0 ? (
+            <ul aria-label="Picked folders" className="flex flex-wrap gap-1 text-xs">
+              {folders.map((folder) => (
+                <li key={folder} className="rounded bg-slate-100 px-1 dark:bg-slate-800">
+                  <SafeText text={`${folder}/`} className="font-mono" />{' '}
+                  <button
+                    type="button"
+                    className="underline"
+                    aria-label={`Remove folder ${folder}`}
+                    onClick={() => setFolders(folders.filter((f) => f !== folder))}
+                  >
+                    remove
+                  </button>
+                </li>
+              ))}
+            </ul>
+          ) : null}
           <button
             type="button"
             className={small}
-            disabled={picked.size === 0}
-            onClick={() => onRestoreFiles(source, [...picked].sort())}
+            disabled={selection.length === 0}
+            onClick={() => onRestoreFiles(source, selection)}
           >
-            Restore {picked.size} picked {picked.size === 1 ? 'file' : 'files'}…
+            {folders.length === 0
+              ? `Restore ${picked.size} picked ${picked.size === 1 ? 'file' : 'files'}…`
+              : `Restore ${selection.length} picked ${selection.length === 1 ? 'path' : 'paths'}…`}
           </button>
           <span className="text-xs text-slate-600 dark:text-slate-400">
             Only the picked files come back from checkpoint {shortId(source)}; every other file

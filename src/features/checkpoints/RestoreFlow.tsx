@@ -1,5 +1,5 @@
 import { useEffect, useRef, useState, type ReactNode } from 'react';
-import { useMutation, useQuery } from 'urql';
+import { useClient, useMutation, useQuery } from 'urql';
 import { ErrorCode } from '../../../protocol/contract.ts';
 import { TERMINAL_TOOL_STATUSES, type ToolCallStatus } from '../../../protocol/events.ts';
 import { errorCode, makeIdempotencyKey, useSessionControl } from '../../graphql/attachment.ts';
@@ -7,10 +7,10 @@ import { SafeText } from '../../ui/SafeText.tsx';
 import { PagedChanges } from './CheckpointFilePages.tsx';
 import type { FileChange } from './compareFiles.ts';
 import {
-  CheckpointChangesQuery,
   CheckpointQuery,
   ProjectQuery,
   RequestCheckpointRestoreMutation,
+  RestorePreviewQuery,
   RestoreToolCallQuery,
 } from './documents.ts';
 import { dateTimeOf, REASON_LABEL, shortHash, shortId } from './format.ts';
@@ -28,7 +28,7 @@ export const RESTORE_CHANGE_LABEL: Record<FileChange, string> = {
 
 type Phase =
   | { kind: 'preview' }
-  | { kind: 'confirm' }
+  | { kind: 'checking' }
   | { kind: 'requesting' }
   | { kind: 'refused'; code: string | null; message: string; revision: string }
   | { kind: 'pending'; toolCallId: string };
@@ -65,9 +65,12 @@ function parseRestoreResult(resultJson: string | null): {
 }
 
 /**
- * Restoring one checkpoint, step by step: a preview of what changes against the current project,
- * a confirmation naming the checkpoint, the request (studioRequestCheckpointRestore), the
- * approval card for the proposed call, progress from the tool call's status, and on success the
+ * Restoring one checkpoint (or some of its files and folders) in one confirmation: the preview
+ * states the server's exact counts (studioRestorePreview, the approval card's counts) and the
+ * one "Restore" button recomputes them against the live project first. If anything moved
+ * (revision, content or counts), the new preview is shown with a notice and nothing is sent;
+ * otherwise the request (studioRequestCheckpointRestore) goes out and its approval card appears
+ * in the same panel, then progress from the tool call's status, and on success the
  * RESTORE_PREIMAGE checkpoint with "Undo restore". Never optimistic: the server's events decide.
  */
 export function RestoreFlow({
@@ -89,6 +92,9 @@ export function RestoreFlow({
   onRestored: () => void;
 }) {
   const [phase, setPhase] = useState<Phase>({ kind: 'preview' });
+  /** Said when the recomputed preview differed from the one shown (nothing was sent). */
+  const [notice, setNotice] = useState<string | null>(null);
+  const client = useClient();
   const [{ data: checkpointData, fetching: checkpointFetching }] = useQuery({
     query: CheckpointQuery,
     variables: { checkpointId },
@@ -99,41 +105,80 @@ export function RestoreFlow({
   });
   const [, requestRestore] = useMutation(RequestCheckpointRestoreMutation);
   const control = useSessionControl(sessionId);
-  const backRef = useRef<HTMLButtonElement>(null);
 
   const checkpoint = checkpointData?.studioCheckpoint ?? null;
   const project = projectData?.studioProject ?? null;
-  // The counts of every page (the preview lists the paths a page at a time).
-  const [{ data: changesData }] = useQuery({
-    query: CheckpointChangesQuery,
-    variables: { checkpointId, against: null, first: 1, after: null },
+  // The server's plan for exactly this selection: the counts its approval card will state.
+  const previewVariables = { checkpointId, paths: paths ? [...paths] : null };
+  const [{ data: previewData, error: previewError }] = useQuery({
+    query: RestorePreviewQuery,
+    variables: previewVariables,
     requestPolicy: 'cache-and-network',
   });
-  const counts = changesData?.studioCheckpoint?.changes ?? null;
-  const comparison = counts
+  const preview = previewData?.studioCheckpoint?.studioRestorePreview ?? null;
+  const comparison = preview
     ? {
         counts: {
-          changed: counts.changed + counts.modeChanged,
-          added: counts.added,
-          removed: counts.removed,
+          changed: preview.changed + preview.modeChanged,
+          added: preview.added,
+          removed: preview.removed,
         },
-        notRestorable: counts.notRestorable,
-        outside: counts.changedOutsideAgent,
+        notRestorable: preview.notRestorable,
+        outside: preview.changedOutsideAgent,
       }
     : null;
 
-  useEffect(() => {
-    // The safe choice has the focus when the destructive question is asked.
-    if (phase.kind === 'confirm') backRef.current?.focus();
-  }, [phase.kind]);
-
   const title =
-    (paths ? `${paths.length} picked ${paths.length === 1 ? 'file' : 'files'} of ` : '') +
+    (paths ? `${paths.length} picked ${paths.length === 1 ? 'path' : 'paths'} of ` : '') +
     `checkpoint ${shortId(checkpoint?.checkpointId ?? checkpointId)}`;
 
-  const send = async () => {
+  /** The one confirmation: recompute against the live project, then send only if nothing moved. */
+  const confirm = async () => {
+    if (!checkpoint || !project || !preview) return;
+    const shown = preview;
+    setNotice(null);
+    setPhase({ kind: 'checking' });
+    const fresh = await client
+      .query(RestorePreviewQuery, previewVariables, { requestPolicy: 'network-only' })
+      .toPromise();
+    const next = fresh.data?.studioCheckpoint?.studioRestorePreview ?? null;
+    if (!next) {
+      setPhase({
+        kind: 'refused',
+        code: errorCode(fresh.error),
+        message:
+          fresh.error?.graphQLErrors[0]?.message ??
+          fresh.error?.message ??
+          'The preview could not be recomputed.',
+        revision: shown.projectRevision,
+      });
+      return;
+    }
+    const keys = [
+      'projectRevision',
+      'projectContentHash',
+      'changed',
+      'added',
+      'removed',
+      'modeChanged',
+      'notRestorable',
+      'changedOutsideAgent',
+    ] as const;
+    if (keys.some((k) => next[k] !== shown[k])) {
+      refetchProject({ requestPolicy: 'network-only' });
+      setNotice(
+        next.projectRevision !== shown.projectRevision
+          ? `The project moved on while this preview was open (revision ${shown.projectRevision} → ${next.projectRevision}). Nothing was sent: the counts below are recomputed, check them and restore again.`
+          : 'The project’s files changed while this preview was open. Nothing was sent: the counts below are recomputed, check them and restore again.',
+      );
+      setPhase({ kind: 'preview' });
+      return;
+    }
+    await send(next.projectRevision);
+  };
+
+  const send = async (revision: string) => {
     if (!checkpoint || !project) return;
-    const revision = project.revision;
     setPhase({ kind: 'requesting' });
     let clientEpoch: string;
     try {
@@ -179,6 +224,10 @@ export function RestoreFlow({
 
   const refresh = () => {
     refetchProject({ requestPolicy: 'network-only' });
+    void client
+      .query(RestorePreviewQuery, previewVariables, { requestPolicy: 'network-only' })
+      .toPromise();
+    setNotice(null);
     setPhase({ kind: 'preview' });
   };
 
@@ -197,31 +246,56 @@ export function RestoreFlow({
       </header>
 
       {!checkpoint || !project || !comparison ? (
-        checkpointFetching || projectFetching ? (
+        previewError && checkpoint && project ? (
+          <p role="alert">
+            Could not compute what the restore changes: <SafeText text={previewError.message} />
+          </p>
+        ) : checkpointFetching || projectFetching || (checkpoint && project) ? (
           <p role="status">Loading the checkpoint and the current project…</p>
         ) : !checkpoint ? (
           <p role="alert">Checkpoint {shortId(checkpointId)} was not found.</p>
         ) : (
           <p role="alert">This session has no project to restore into.</p>
         )
-      ) : phase.kind === 'preview' ? (
+      ) : phase.kind === 'preview' || phase.kind === 'checking' ? (
         <div className="space-y-2">
+          {notice ? (
+            <p
+              role="alert"
+              className="rounded border border-amber-400 bg-amber-50 p-2 text-sm font-medium text-amber-950 dark:border-amber-700 dark:bg-amber-950/40 dark:text-amber-100"
+            >
+              {notice}
+            </p>
+          ) : null}
           <p className="text-sm">
-            Restoring replaces project <SafeText text={project.name} /> (revision {project.revision}
-            ) with {title} ({REASON_LABEL[checkpoint.reason] ?? checkpoint.reason}, revision{' '}
-            {checkpoint.projectRevision}, {dateTimeOf(checkpoint.createdAt)}).
+            Restoring replaces {paths ? 'the picked paths of ' : ''}project{' '}
+            <SafeText text={project.name} /> (revision{' '}
+            {preview?.projectRevision ?? project.revision}) with {title} (
+            {REASON_LABEL[checkpoint.reason] ?? checkpoint.reason}, revision{' '}
+            {checkpoint.projectRevision}, {shortHash(checkpoint.contentHash)},{' '}
+            {dateTimeOf(checkpoint.createdAt)}).
           </p>
-          {checkpoint.contentHash === project.contentHash ? (
+          <p className="text-sm font-medium" aria-label="What the restore changes">
+            {comparison.counts.changed} overwritten, {comparison.counts.added} re-created,{' '}
+            {comparison.counts.removed} deleted
+            {comparison.outside > 0
+              ? `, ${comparison.outside} of them changed outside the agent since the last checkpoint`
+              : ''}
+            {comparison.notRestorable > 0 ? `; ${comparison.notRestorable} cannot be put back` : ''}
+            .
+          </p>
+          {comparison.counts.changed + comparison.counts.added + comparison.counts.removed === 0 ? (
             <p className="text-sm font-medium">
-              The project already matches this checkpoint; restoring changes no file.
+              The project already matches this {paths ? 'selection' : 'checkpoint'}; restoring
+              changes no file.
             </p>
           ) : null}
           {paths ? (
             <section aria-label="Picked paths" className="text-sm">
               <p>
                 Only these paths come back from the checkpoint (a folder brings back every file
-                under it); every other file stays as it is now. The approval card states the exact
-                counts the server computed for this selection.
+                under it); every other file stays as it is now. The counts above are the server’s
+                for this selection, the same the approval card states.
               </p>
               <ul className="list-inside list-disc font-mono text-xs">
                 {paths.map((path) => (
@@ -243,63 +317,32 @@ export function RestoreFlow({
               restorePreview
             />
           )}
-          <div className="flex gap-2">
-            <button type="button" className={danger} onClick={() => setPhase({ kind: 'confirm' })}>
-              Restore this checkpoint…
+          <p className="text-sm">
+            The current project is saved first as a RESTORE_PREIMAGE checkpoint, so this restore can
+            be undone. Restoring recomputes these counts against the project as it is at that
+            moment, then waits for your approval right here, like any destructive tool call.
+            {control.state !== 'attached'
+              ? ' Restoring attaches this tab as the session’s controlling client; other tabs and clients on this session are fenced until they take control back.'
+              : ''}
+          </p>
+          <div className="flex flex-wrap gap-2">
+            <button
+              type="button"
+              className={danger}
+              disabled={phase.kind === 'checking'}
+              onClick={() => void confirm()}
+            >
+              Restore {title}
             </button>
             <button type="button" className={secondary} onClick={onClose}>
               Cancel
             </button>
           </div>
-        </div>
-      ) : phase.kind === 'confirm' ? (
-        <div
-          role="alertdialog"
-          aria-label="Confirm restore"
-          className="space-y-2 rounded border border-red-300 bg-red-50 p-3 text-sm dark:border-red-800 dark:bg-red-950/40"
-        >
-          <p className="font-semibold">
-            Restore {title} ({REASON_LABEL[checkpoint.reason] ?? checkpoint.reason}, revision{' '}
-            {checkpoint.projectRevision}, {shortHash(checkpoint.contentHash)})?
-          </p>
-          <p>
-            {paths ? (
-              `Only ${paths.length} picked ${paths.length === 1 ? 'path changes' : 'paths change'}`
-            ) : (
-              <>
-                {comparison.counts.changed} overwritten, {comparison.counts.added} re-created,{' '}
-                {comparison.counts.removed} deleted
-                {comparison.outside > 0
-                  ? `, ${comparison.outside} of them changed outside the agent since the last checkpoint`
-                  : ''}
-                {comparison.notRestorable > 0
-                  ? `; ${comparison.notRestorable} cannot be put back`
-                  : ''}
-              </>
-            )}
-            . The current project (revision {project.revision}) is saved first as a RESTORE_PREIMAGE
-            checkpoint, so this restore can be undone. The restore then waits for your approval,
-            like any destructive tool call.
-          </p>
-          {control.state !== 'attached' ? (
-            <p>
-              Requesting attaches this tab as the session’s controlling client; other tabs and
-              clients on this session are fenced until they take control back.
+          {phase.kind === 'checking' ? (
+            <p role="status" className="text-sm">
+              Checking the project again before restoring…
             </p>
           ) : null}
-          <div className="flex gap-2">
-            <button type="button" className={danger} onClick={() => void send()}>
-              Request restore of {title}
-            </button>
-            <button
-              ref={backRef}
-              type="button"
-              className={secondary}
-              onClick={() => setPhase({ kind: 'preview' })}
-            >
-              Back
-            </button>
-          </div>
         </div>
       ) : phase.kind === 'requesting' ? (
         <p role="status">Requesting the restore…</p>

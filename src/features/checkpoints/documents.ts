@@ -15,6 +15,14 @@ export const CheckpointFields = graphql(`
     createdAt
     restoredAt
     exactPreImage
+    studioMadeBy {
+      seq
+      runId
+      toolCallId
+      toolName
+      restoredCheckpointId
+      summary
+    }
   }
 `);
 
@@ -224,3 +232,27 @@ export const RequestCheckpointRestoreMutation = graphql(
   `,
   [ApprovalFields, ToolCallFields],
 );
+
+/**
+ * What restoring a checkpoint (or only `paths`, files or folders) changes now: the server's own
+ * plan, the counts the restore's approval card states (StudioRestorePreview is embedded).
+ */
+export const RestorePreviewQuery = graphql(`
+  query StudioRestorePreview($checkpointId: String!, $paths: [String!]) {
+    studioCheckpoint(checkpointId: $checkpointId) {
+      checkpointId
+      studioRestorePreview(paths: $paths) {
+        checkpointId
+        paths
+        projectRevision
+        projectContentHash
+        changed
+        added
+        removed
+        modeChanged
+        notRestorable
+        changedOutsideAgent
+      }
+    }
+  }
+`);

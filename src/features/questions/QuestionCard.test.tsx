@@ -2,7 +2,8 @@ import { render, screen, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import axe from 'axe-core';
 import { Provider } from 'urql';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { CONTROL_NOTICE } from '../../graphql/attachment.ts';
 import { makeFakeStudio, studioError, type Handler } from '../../test/fakeStudio.ts';
 import { attachHandlers } from '../../test/studioFixtures.ts';
 import { QuestionCard } from './QuestionCard.tsx';
@@ -57,14 +58,34 @@ const inputOf = (studio: ReturnType<typeof setup>) =>
   studio.calls.find((c) => c.field === 'studioAnswerQuestion')?.args.input as
     Record<string, unknown> | undefined;
 
-async function attach(user: ReturnType<typeof userEvent.setup>) {
-  const notice = await screen.findByRole('alertdialog', { name: 'Attach to answer' });
-  expect(within(notice).getByText(/fenced/)).toBeTruthy();
-  await user.click(within(notice).getByRole('button', { name: 'Attach and answer' }));
+/** Answering is one step: no confirmation dialog stands between the answer and the server. */
+function expectNoAttachStep() {
+  expect(screen.queryByRole('alertdialog')).toBeNull();
 }
 
 describe('QuestionCard', () => {
-  it('answers a free-text question after the fencing notice', async () => {
+  beforeEach(() => localStorage.clear());
+
+  it('attaches and answers in one step, and says the control notice once', async () => {
+    const user = userEvent.setup();
+    const studio = setup(question());
+    await user.type(await screen.findByLabelText('Your answer'), 'main');
+    await user.click(screen.getByRole('button', { name: 'Send answer' }));
+    expectNoAttachStep();
+    expect(await screen.findByText(/^Answered/)).toBeTruthy();
+    const fields = studio.calls.map((c) => c.field);
+    expect(fields.indexOf('crowdyStudioAgentAttachClient')).toBeGreaterThan(-1);
+    expect(fields.indexOf('crowdyStudioAgentAttachClient')).toBeLessThan(
+      fields.indexOf('studioAnswerQuestion'),
+    );
+    const notice = screen.getByRole('status', { name: '' });
+    expect(within(notice).getByText(CONTROL_NOTICE)).toBeTruthy();
+    await user.click(within(notice).getByRole('button', { name: 'Got it' }));
+    expect(screen.queryByText(CONTROL_NOTICE)).toBeNull();
+    expect(localStorage.getItem('agent-studio:control-notice-seen')).toBe('1');
+  });
+
+  it('answers a free-text question', async () => {
     const user = userEvent.setup();
     const studio = setup(question());
     expect(
@@ -72,7 +93,7 @@ describe('QuestionCard', () => {
     ).toBeTruthy();
     await user.type(screen.getByLabelText('Your answer'), 'main');
     await user.click(screen.getByRole('button', { name: 'Send answer' }));
-    await attach(user);
+    expectNoAttachStep();
     expect(await screen.findByText(/^Answered/)).toBeTruthy();
     expect(screen.getByText('main')).toBeTruthy();
     expect(inputOf(studio)).toMatchObject({
@@ -92,7 +113,7 @@ describe('QuestionCard', () => {
     expect(await screen.findByText('⟨U+202E⟩')).toBeTruthy();
     await user.click(screen.getByRole('radio', { name: /Replace/ }));
     await user.click(screen.getByRole('button', { name: 'Send choice' }));
-    await attach(user);
+    expectNoAttachStep();
     expect(await screen.findByText(/^Chosen/)).toBeTruthy();
     expect(inputOf(studio)).toMatchObject({ choiceIndex: 1 });
   });
@@ -101,7 +122,7 @@ describe('QuestionCard', () => {
     const user = userEvent.setup();
     const studio = setup(question({ kind: 'CONFIRM', prompt: 'Proceed with the migration?' }));
     await user.click(await screen.findByRole('button', { name: 'No' }));
-    await attach(user);
+    expectNoAttachStep();
     expect(await screen.findByText('Answer: No')).toBeTruthy();
     expect(inputOf(studio)).toMatchObject({ approved: false });
   });
@@ -114,7 +135,7 @@ describe('QuestionCard', () => {
     await user.clear(field);
     await user.type(field, 'git push origin dev');
     await user.click(screen.getByRole('button', { name: 'Send edited text' }));
-    await attach(user);
+    expectNoAttachStep();
     await screen.findByText(/^Answered/);
     expect(inputOf(studio)).toMatchObject({ text: 'git push origin dev' });
   });
@@ -125,7 +146,7 @@ describe('QuestionCard', () => {
       throw studioError('STUDIO_QUESTION_CLOSED', 'already answered');
     });
     await user.click(await screen.findByRole('button', { name: 'Yes' }));
-    await attach(user);
+    expectNoAttachStep();
     expect(await screen.findByText(/answered elsewhere/)).toBeTruthy();
     expect(screen.queryByRole('button', { name: 'Yes' })).toBeNull();
     expect(screen.queryByRole('alert')).toBeNull();
@@ -144,7 +165,7 @@ describe('QuestionCard', () => {
       throw studioError('AGENT_SESSION_CLOSED', 'the session is closed');
     });
     await user.click(await screen.findByRole('button', { name: 'Yes' }));
-    await attach(user);
+    expectNoAttachStep();
     const alert = await screen.findByRole('alert');
     expect(within(alert).getByText('AGENT_SESSION_CLOSED')).toBeTruthy();
     expect(within(alert).getByText('the session is closed')).toBeTruthy();

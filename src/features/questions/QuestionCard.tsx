@@ -1,8 +1,9 @@
-import { useEffect, useId, useRef, useState, type FormEvent } from 'react';
+import { useId, useRef, useState, type FormEvent } from 'react';
 import { useMutation, useQuery } from 'urql';
 import { ErrorCode } from '../../../protocol/contract.ts';
 import { errorCode, makeIdempotencyKey, useSessionControl } from '../../graphql/attachment.ts';
 import type { ResultOf } from '../../graphql/graphql.ts';
+import { ControlNotice } from '../../ui/ControlNotice.tsx';
 import { SafeText } from '../../ui/SafeText.tsx';
 import { AnswerQuestionMutation, QuestionCardQuery } from './documents.ts';
 import { timeOfDay } from '../../ui/timeOfDay.ts';
@@ -17,13 +18,12 @@ const button =
 const primary = `${button} bg-blue-700 text-white hover:bg-blue-800`;
 const secondary = `${button} border border-slate-300 hover:bg-slate-100 dark:border-slate-600 dark:hover:bg-slate-800`;
 
-const FENCE_NOTICE =
-  'Answering attaches this tab as the session’s controlling client. Other tabs and clients on this session are fenced: their actions are refused until they take control back.';
-
 /**
  * A question from a foreign runtime that is not a tool approval (free text, multiple choice,
  * confirm, edit text), read from its StudioQuestion entity by key. Once answered anywhere it
- * closes; a STUDIO_QUESTION_CLOSED refusal means another client answered first.
+ * closes; a STUDIO_QUESTION_CLOSED refusal means another client answered first. Answering follows
+ * the one control model of every action: it attaches at once when this tab only watches (no extra
+ * confirmation step), and the one-time control notice says what that means.
  */
 export function QuestionCard({ questionId, sessionId }: { questionId: string; sessionId: string }) {
   const [{ data, fetching, error }] = useQuery({
@@ -48,20 +48,16 @@ function QuestionView({ question, sessionId }: { question: Question; sessionId: 
   const control = useSessionControl(sessionId);
   const [, answer] = useMutation(AnswerQuestionMutation);
   const [closedElsewhere, setClosedElsewhere] = useState(false);
-  const [confirming, setConfirming] = useState<Answer | null>(null);
   const [sending, setSending] = useState(false);
   const [refusal, setRefusal] = useState<{ code: string | null; message: string } | null>(null);
-  const confirmRef = useRef<HTMLButtonElement>(null);
+  // Whether this card acted: only then does it show the one-time control notice.
+  const [acted, setActed] = useState(false);
   const inFlight = useRef(false);
-
-  useEffect(() => {
-    if (confirming) confirmRef.current?.focus();
-  }, [confirming]);
 
   const send = async (fields: Answer) => {
     if (inFlight.current) return;
     inFlight.current = true;
-    setConfirming(null);
+    setActed(true);
     setRefusal(null);
     setSending(true);
     try {
@@ -99,9 +95,9 @@ function QuestionView({ question, sessionId }: { question: Question; sessionId: 
 
   const submit = (fields: Answer) => {
     if (control.state === 'fenced' || control.state === 'attaching') return;
-    if (control.state !== 'attached') setConfirming(fields);
-    else void send(fields);
+    void send(fields);
   };
+  const notice = acted ? control.notice : null;
 
   const elsewhere = closedElsewhere || question.status === 'ANSWERED_ELSEWHERE';
   const open = question.status === 'OPEN' && !elsewhere;
@@ -168,27 +164,6 @@ function QuestionView({ question, sessionId }: { question: Question; sessionId: 
               Take control back
             </button>
           </div>
-        ) : confirming ? (
-          <div
-            role="alertdialog"
-            aria-label="Attach to answer"
-            className="space-y-2 rounded border border-blue-300 bg-blue-50 p-2 text-sm dark:border-blue-700 dark:bg-blue-950"
-          >
-            <p>{FENCE_NOTICE}</p>
-            <div className="flex gap-2">
-              <button
-                ref={confirmRef}
-                type="button"
-                className={primary}
-                onClick={() => void send(confirming)}
-              >
-                Attach and answer
-              </button>
-              <button type="button" className={secondary} onClick={() => setConfirming(null)}>
-                Cancel
-              </button>
-            </div>
-          </div>
         ) : (
           <AnswerForm question={question} busy={sending} onAnswer={submit} />
         )
@@ -198,6 +173,7 @@ function QuestionView({ question, sessionId }: { question: Question; sessionId: 
         </p>
       )}
 
+      {notice ? <ControlNotice notice={notice} onDismiss={() => control.dismissNotice()} /> : null}
       {refusal && !elsewhere ? (
         <div
           role="alert"

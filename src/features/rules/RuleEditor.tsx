@@ -22,6 +22,31 @@ export interface RuleSeedInput {
   toolName: string;
   argumentsJson: string | null;
   risk: string | null;
+  /** Rules the source suggests for this call (AgentApproval.studioRuleSuggestions). */
+  suggestions?: readonly RuleSuggestionInput[];
+}
+
+/** A rule the source suggests (structurally the card's RuleSuggestion). */
+export interface RuleSuggestionInput {
+  effect: RuleEffect;
+  toolName: string;
+  match: RuleMatch;
+  argumentName: string | null;
+  argumentPrefix: string | null;
+  scope: RuleScope;
+  label: string;
+}
+
+/** The source's suggestion the editor starts from: the first of this effect for this tool. */
+export function suggestionFor(seed: RuleSeedInput, effect: RuleEffect): RuleSuggestionInput | null {
+  return (
+    seed.suggestions?.find(
+      (s) =>
+        s.effect === effect &&
+        s.toolName === seed.toolName &&
+        (s.match !== 'ARGUMENT_PREFIX' || (s.argumentName && s.argumentPrefix)),
+    ) ?? null
+  );
 }
 
 const EXPIRY: Record<'never' | 'hour' | 'day' | 'week', { label: string; ms: number | null }> = {
@@ -37,7 +62,9 @@ const button =
 /**
  * The rule editor, prefilled from one call: match (these exact arguments / an argument prefix /
  * any call) × scope (session / project / source / studio) × optional expiry. An ALLOW rule for a
- * DESTRUCTIVE-class tool needs the warning accepted; the server enforces the same.
+ * DESTRUCTIVE-class tool needs the warning accepted; the server enforces the same. When the source
+ * suggested a rule of this effect for this tool (Claude Code's permission suggestions), the
+ * editor starts from it and says so.
  */
 export function RuleEditor({
   seed,
@@ -54,10 +81,16 @@ export function RuleEditor({
     variables: { sessionId: seed.sessionId },
   });
   const session = data?.crowdyStudioAgentSession;
-  const suggestion = suggestPrefix(seed.argumentsJson);
-  const [match, setMatch] = useState<RuleMatch>(suggestion ? 'ARGUMENT_PREFIX' : 'EXACT_ARGUMENTS');
+  const suggested = suggestionFor(seed, effect);
+  const suggestion =
+    suggested?.match === 'ARGUMENT_PREFIX' && suggested.argumentName
+      ? { name: suggested.argumentName, prefix: suggested.argumentPrefix ?? '' }
+      : suggestPrefix(seed.argumentsJson);
+  const [match, setMatch] = useState<RuleMatch>(
+    suggested?.match ?? (suggestion ? 'ARGUMENT_PREFIX' : 'EXACT_ARGUMENTS'),
+  );
   const [prefix, setPrefix] = useState(suggestion?.prefix ?? '');
-  const [scope, setScope] = useState<RuleScope>('SESSION');
+  const [scope, setScope] = useState<RuleScope>(suggested?.scope ?? 'SESSION');
   const [expiry, setExpiry] = useState<keyof typeof EXPIRY>('never');
   const [name, setName] = useState('');
   const [accepted, setAccepted] = useState(false);
@@ -67,7 +100,7 @@ export function RuleEditor({
 
   const scopes: RuleScope[] = [
     'SESSION',
-    ...(session?.projectId ? ['PROJECT' as const] : []),
+    ...(session?.projectId || scope === 'PROJECT' ? ['PROJECT' as const] : []),
     'SOURCE',
     'STUDIO',
   ];
@@ -117,6 +150,12 @@ export function RuleEditor({
       <p className="font-semibold">
         {EFFECT_LABEL[effect]} <SafeText text={seed.toolName} className="font-mono" />
       </p>
+      {suggested ? (
+        <p className="text-slate-700 dark:text-slate-300">
+          Starts from {session?.studioSource === 'claude-code' ? 'Claude Code' : 'the agent'}
+          &apos;s suggestion: <SafeText text={suggested.label} className="font-mono" />
+        </p>
+      ) : null}
       <fieldset className="space-y-1">
         <legend className="font-medium">Match</legend>
         {(['EXACT_ARGUMENTS', 'ARGUMENT_PREFIX', 'ANY'] as const).map((m) =>
@@ -210,7 +249,12 @@ export function RuleEditor({
       <div className="flex gap-2">
         <button
           type="submit"
-          disabled={fetching || (guarded && !accepted) || (match === 'ARGUMENT_PREFIX' && !prefix)}
+          disabled={
+            fetching ||
+            (guarded && !accepted) ||
+            (match === 'ARGUMENT_PREFIX' && !prefix) ||
+            (scope === 'PROJECT' && !session?.projectId)
+          }
           className={`${button} ${effect === 'ALLOW' ? 'bg-emerald-700 hover:bg-emerald-800' : 'bg-red-700 hover:bg-red-800'} text-white`}
         >
           Save rule

@@ -1,2 +1,8 @@
 export { RulesPage } from './RulesPage.tsx';
-export { RuleActions, RuleEditor, type RuleSeedInput } from './RuleEditor.tsx';
+export {
+  RuleActions,
+  RuleEditor,
+  suggestionFor,
+  type RuleSeedInput,
+  type RuleSuggestionInput,
+} from './RuleEditor.tsx';

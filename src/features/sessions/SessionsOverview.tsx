@@ -6,22 +6,38 @@ import { APP_ID } from '../../graphql/cache.ts';
 import { Link } from '../../ui/router.tsx';
 import { SafeText } from '../../ui/SafeText.tsx';
 import { timeOfDay } from '../../ui/timeOfDay.ts';
-import { SessionsQuery, type SessionSummary } from './documents.ts';
+import { RecentRestoresQuery, SessionsQuery, type SessionSummary } from './documents.ts';
 import { isRunning, RUN_STATUS_LABEL } from './labels.ts';
 
 export interface SessionsOverviewProps {
   sessionHref: (sessionId: string) => string;
   inboxHref: string;
+  /** A session's checkpoint browser (Recent restores link there). */
+  checkpointsHref?: (sessionId: string) => string;
 }
+
+/** Recent restores shown on the home page. */
+const RECENT_RESTORES = 5;
 
 const titleOf = (session: SessionSummary) => session.studioTitle || session.sessionId;
 
 /**
  * What waits, across the newest sessions (the sidebar's page, kept live by the same
- * subscription): pending approvals, running agents, and sessions whose last run failed, each a
- * link to its session.
+ * subscription): pending approvals, running agents, sessions whose last run failed, and the
+ * checkpoints restored most recently (studioRecentRestores, read again on every visit), each a
+ * link.
  */
-export function SessionsOverview({ sessionHref, inboxHref }: SessionsOverviewProps) {
+export function SessionsOverview({
+  sessionHref,
+  inboxHref,
+  checkpointsHref = sessionHref,
+}: SessionsOverviewProps) {
+  const [{ data: restoresData, error: restoresError }] = useQuery({
+    query: RecentRestoresQuery,
+    variables: { first: RECENT_RESTORES },
+    requestPolicy: 'cache-and-network',
+  });
+  const restores = restoresData?.studioRecentRestores ?? [];
   const [{ data, error }] = useQuery({
     query: SessionsQuery,
     variables: { appId: APP_ID, first: SESSIONS_PAGE_MAX },
@@ -91,6 +107,31 @@ export function SessionsOverview({ sessionHref, inboxHref }: SessionsOverviewPro
                   'Failed'
                 )}{' '}
                 · {timeOfDay(session.updatedAt)}
+              </span>
+            </Link>
+          </li>
+        ))}
+      </Panel>
+      <Panel
+        title="Recent restores"
+        empty={
+          restoresError
+            ? `Could not load recent restores: ${restoresError.message}`
+            : restoresData
+              ? 'No checkpoint has been restored yet.'
+              : 'Loading recent restores…'
+        }
+      >
+        {restores.map((restore) => (
+          <li key={restore.checkpoint.checkpointId}>
+            <Link to={checkpointsHref(restore.session.sessionId)} className={item}>
+              <span className="block font-medium">
+                Checkpoint <code className="font-mono">{restore.checkpoint.checkpointId}</code>{' '}
+                (revision {restore.checkpoint.projectRevision}) restored
+              </span>
+              <span className="text-xs text-slate-600 dark:text-slate-300">
+                <SafeText text={restore.session.studioTitle || restore.session.sessionId} /> ·{' '}
+                {timeOfDay(restore.restoredAt)}
               </span>
             </Link>
           </li>

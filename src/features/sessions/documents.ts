@@ -78,3 +78,22 @@ export const CancelRunMutation = graphql(`
     }
   }
 `);
+
+/** The home page's Recent restores: checkpoints restored most recently, with their session. */
+export const RecentRestoresQuery = graphql(`
+  query StudioRecentRestores($first: Int) {
+    studioRecentRestores(first: $first) {
+      restoredAt
+      checkpoint {
+        checkpointId
+        reason
+        projectRevision
+        restoredAt
+      }
+      session {
+        sessionId
+        studioTitle
+      }
+    }
+  }
+`);

@@ -27,6 +27,7 @@ import {
 import { useEventPages, type PagesSnapshot } from './eventPageStore.ts';
 import { pagesInRange, pagesToRelease } from './pagesToRelease.ts';
 import { TimelineToolbar } from './TimelineToolbar.tsx';
+import { HistoryScrubber } from './HistoryScrubber.tsx';
 import { rowLabel, TimelineRowView, type RowRenderers } from './TimelineRowView.tsx';
 import { isEditable, useFollowing } from './useFollowing.ts';
 import { RowActiveContext } from './rows/RowHeader.tsx';
@@ -41,6 +42,8 @@ export interface TimelineProps extends RowRenderers {
   checkpointsHref: string;
   /** Put at the start of the toolbar (src/app composes the whole-session search in). */
   toolbarStart?: ReactNode;
+  /** The history scrubber's "Restore the project to here" (absent: no scrubber). */
+  restoreHref?: (checkpointId: string) => string;
 }
 
 /** Pixels a not-yet-loaded event is assumed to take (gap rows keep the scrollbar honest). */
@@ -159,7 +162,11 @@ function SessionEventStream({
  * jumps back. Rows carry `data-seq` and `data-last-seq`: the first and last seq they show.
  */
 export function Timeline(props: TimelineProps) {
-  const { sessionId, lastEventSeq, focusSeq = null } = props;
+  const { sessionId, lastEventSeq, focusSeq: linkSeq = null } = props;
+  // The history scrubber's seq, while set, is where the view goes (as a link's seq would).
+  const [scrubSeq, setScrubSeq] = useState<{ sessionId: string; seq: string } | null>(null);
+  const scrubbed = scrubSeq?.sessionId === sessionId ? scrubSeq.seq : null;
+  const focusSeq = scrubbed ?? linkSeq;
   const { store, snapshot } = useEventPages(sessionId);
   const lastSeq = maxSeq(lastEventSeq, newestLoadedSeq(snapshot));
   // The page the next event lands in: a full newest page moves the timeline on to the next one
@@ -194,7 +201,7 @@ export function Timeline(props: TimelineProps) {
   // range need not wait for the scroll event that write causes a frame later.
   const virtualizerRef = useRef<Virtualizer<HTMLDivElement, Element> | null>(null);
   const isAtEnd = useCallback(() => virtualizerRef.current?.isAtEnd() ?? false, []);
-  const { following, setFollowing } = useFollowing(scrollRef, isAtEnd, !focusSeq);
+  const { following, setFollowing } = useFollowing(scrollRef, isAtEnd, !linkSeq);
   const rangeExtractor = useCallback(
     (range: Range) => {
       const instance = virtualizerRef.current;
@@ -461,14 +468,26 @@ export function Timeline(props: TimelineProps) {
     const row = shown[index];
     if (!row) return;
     setHighlightKey(row.key);
-    setFocusKey(row.key);
+    // A scrubbed seq leaves keyboard focus on the scrubber (it keeps stepping); a link focuses the row.
+    if (!scrubbed) setFocusKey(row.key);
     setFollowing(false);
     positionedOnce.current = true;
     command(() => virtualizer.scrollToIndex(index, { align: 'center' }));
     settle();
-  }, [focusSeq, shown, virtualizer, settle, command, setFollowing]);
+  }, [focusSeq, scrubbed, shown, virtualizer, settle, command, setFollowing]);
 
   const newestLoaded = snapshot.pages.get(newestPage);
+  const onSeek = useCallback(
+    (seq: string | null) => {
+      setScrubSeq(seq === null ? null : { sessionId, seq });
+      if (seq !== null) return;
+      linkedFor.current = null;
+      setHighlightKey(null);
+      setFollowing(true);
+      command(() => virtualizer.scrollToEnd());
+    },
+    [sessionId, setFollowing, command, virtualizer],
+  );
 
   return (
     <section aria-label="Timeline" className="flex min-h-0 flex-1 flex-col">
@@ -481,6 +500,18 @@ export function Timeline(props: TimelineProps) {
         loaded={loadedRows}
         unloadedPages={unloaded.length}
         start={props.toolbarStart}
+        end={
+          props.restoreHref ? (
+            <HistoryScrubber
+              sessionId={sessionId}
+              lastSeq={lastSeq}
+              value={scrubbed}
+              onSeek={onSeek}
+              restoreHref={props.restoreHref}
+              eventHref={props.eventHref}
+            />
+          ) : null
+        }
         onLoadOlder={() => {
           const older = unloaded[unloaded.length - 1];
           if (older) store.want(older.page);

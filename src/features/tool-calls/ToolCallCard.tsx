@@ -32,6 +32,19 @@ export interface RuleSeed {
   toolName: string;
   argumentsJson: string | null;
   risk: ToolRisk | null;
+  /** Rules the source suggests for this call (Claude Code's permission suggestions). */
+  suggestions: readonly RuleSuggestion[];
+}
+
+/** A rule suggested by the source, in the studio's rule terms (AgentApproval.studioRuleSuggestions). */
+export interface RuleSuggestion {
+  effect: 'ALLOW' | 'DENY';
+  toolName: string;
+  match: 'EXACT_ARGUMENTS' | 'ARGUMENT_PREFIX' | 'ANY';
+  argumentName: string | null;
+  argumentPrefix: string | null;
+  scope: 'SESSION' | 'PROJECT' | 'SOURCE' | 'STUDIO';
+  label: string;
 }
 
 /** Renders the rule actions of a card (src/app passes the rules feature's editor). */
@@ -325,6 +338,7 @@ export function ToolCallCardView({
             toolName: call.toolName,
             argumentsJson: call.argumentsJson,
             risk: risk ?? null,
+            suggestions: approval.studioRuleSuggestions ?? [],
           })
         : null}
       <RefusalNotice decision={decision} showControlError={status === 'WAITING_FOR_APPROVAL'} />
