@@ -167,15 +167,30 @@ describe('several studio servers on one PostgreSQL', () => {
           },
         })
       ).studioRequestCheckpointRestore;
+      // Two reviewers' approvals (different idempotency keys) on A and B at once: one is
+      // recorded, the other is refused as used once (already decided, or a decision in progress).
       const results = await Promise.all(
         [onA, onB].map((c) => run(c, APPROVE, decideInput(a, approval))),
       );
       expect(results.filter((r) => !r.error)).toHaveLength(1);
+      const refused = results.filter((r) => r.error);
+      expect(refused).toHaveLength(1);
+      expect(codeOf(refused[0]!.error)).toBe('AGENT_APPROVAL_MISMATCH');
+      expect(refused[0]!.error!.graphQLErrors[0]!.message).toMatch(
+        /GRANTED, not PENDING|in progress/,
+      );
       const restored = (e: Ev) =>
         e.type === 'CHECKPOINT_RESTORED' && e.checkpointId === cp.checkpointId;
       await waitForEvent(onB, session.sessionId, restored, 'the restore', 30_000);
-      // Read through the other instance: one restore, one pre-image, whoever ran it.
+      const ofCall = (type: string) => (e: Ev) =>
+        e.type === type &&
+        (e.toolCallId === approval.toolCallId || e.approvalToolCallId === approval.toolCallId);
+      // Read through the other instance: one grant, one run, one restore, one pre-image.
       const events = await history(onA, session.sessionId);
+      expect(events.filter(ofCall('APPROVAL_GRANTED'))).toHaveLength(1);
+      expect(events.filter(ofCall('APPROVAL_CONSUMED'))).toHaveLength(1);
+      expect(events.filter(ofCall('TOOL_DISPATCHED'))).toHaveLength(1);
+      expect(events.filter(ofCall('TOOL_SUCCEEDED'))).toHaveLength(1);
       expect(events.filter(restored)).toHaveLength(1);
       expect(
         events.filter(
