@@ -38,6 +38,8 @@ export class SourceLeases {
   private readonly held = new Map<string, { generation: number; renewedAt: number }>();
   private timer: NodeJS.Timeout | null = null;
   private beat: Promise<void> | null = null;
+  /** onAcquired callbacks still running, by source. */
+  private readonly starting = new Map<string, Promise<void>>();
   private stopped = false;
   readonly ttlMs: number;
   readonly renewMs: number;
@@ -52,11 +54,13 @@ export class SourceLeases {
   }
 
   /** Competes for `sourceId` from now on (the first attempt runs at once). */
-  want(sourceId: string): Promise<void> {
+  async want(sourceId: string): Promise<void> {
     this.wanted.add(sourceId);
     if (!this.timer && !this.stopped)
       this.timer = setInterval(() => void this.heartbeat(), this.renewMs);
-    return this.heartbeat();
+    await this.heartbeat();
+    // Taken at once: the caller waits until the source started (the renewals go on meanwhile).
+    await this.starting.get(sourceId);
   }
 
   holds(sourceId: string): boolean {
@@ -103,7 +107,13 @@ export class SourceLeases {
       } else if (!mine || mine.generation !== generation) {
         if (mine) await this.lose(sourceId);
         this.held.set(sourceId, { generation, renewedAt: Date.now() });
-        await this.run(() => this.options.onAcquired(sourceId, generation));
+        // Not awaited: starting a source (the demo seeds its sessions) may outlast the TTL, and
+        // the heartbeats must renew the row meanwhile or the holder would lose its own lease.
+        const started = this.run(() => this.options.onAcquired(sourceId, generation));
+        this.starting.set(sourceId, started);
+        void started.then(() => {
+          if (this.starting.get(sourceId) === started) this.starting.delete(sourceId);
+        });
       } else mine.renewedAt = Date.now();
     }
   }
@@ -149,6 +159,8 @@ export class SourceLeases {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.beat?.catch(() => undefined);
+    // A source still starting stops after its start (onLost follows onAcquired).
+    await Promise.all(this.starting.values());
     for (const sourceId of [...this.held.keys()]) {
       await this.lose(sourceId);
       await this.store

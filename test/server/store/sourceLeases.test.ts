@@ -86,6 +86,43 @@ describe('SourceLeases', () => {
     expect(moved).toBeLessThan(800 + 200 * 3);
   });
 
+  it('keeps renewing while a source starts for longer than the TTL, so the holder keeps its lease', async () => {
+    db = await freshDatabase();
+    const store = new PgStore({ url: db.url });
+    await store.migrate();
+    const log: string[] = [];
+    let release: () => void = () => undefined;
+    const startedSlowly = new Promise<void>((resolve) => (release = resolve));
+    const leases = new SourceLeases(store, {
+      holder: 'slow',
+      ttlMs: 400,
+      renewMs: 100,
+      onAcquired: async (id, generation) => {
+        log.push(`acquired:${id}:${generation}`);
+        await startedSlowly;
+        log.push(`started:${id}`);
+      },
+      onLost: (id) => {
+        log.push(`lost:${id}`);
+      },
+    });
+    instances.push({ name: 'slow', store, leases, running: new Set() });
+    let wanted = false;
+    const want = leases.want('demo').then(() => (wanted = true));
+    // Four TTLs pass while the source is still starting: the row stays this instance's, renewed
+    // (a heartbeat that waited for the start would have let it expire and taken it back anew).
+    for (let k = 0; k < 4; k++) {
+      await leases.heartbeat();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(await leases.holderOf('demo')).toBe('slow');
+    }
+    expect(wanted).toBe(false);
+    release();
+    await want;
+    expect(leases.holds('demo')).toBe(true);
+    expect(log).toEqual(['acquired:demo:1', 'started:demo']);
+  });
+
   it('hands a source over at once when its holder stops gracefully', async () => {
     await start(2);
     const first = runners()[0]!;
