@@ -18,8 +18,65 @@ export default defineConfig({
             'test/server/**/*.test.ts',
             'test/integration/**/*.test.ts',
           ],
+          // One real PostgreSQL cluster for the run; each test file takes a fresh database.
+          globalSetup: ['test/support/postgresGlobalSetup.ts'],
           testTimeout: 30_000,
           hookTimeout: 30_000,
+        },
+      },
+      {
+        // The protocol suites and crash tests again, on PostgreSQL: the same harness, with
+        // STUDIO_TEST_STORE=postgres giving each server a fresh database (test/support/harnessStore.ts).
+        resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
+        test: {
+          name: 'server-pg',
+          environment: 'node',
+          include: ['test/server/**/*.test.ts', 'test/integration/**/*.test.ts'],
+          exclude: [
+            // The store suites run each store explicitly (sqlite.test.ts, pg.test.ts).
+            'test/server/store/**',
+            // Not yet on PostgreSQL: with concurrent writers a bridge's ingest can commit before
+            // the outbox's TOOL_DISPATCHED for the same call (SQLite's one writer hides the race),
+            // so these event-order assertions fail there. Kernel ordering, reported in issue 12.
+            'test/server/bridges/bridgesIntegration.test.ts',
+            'test/server/claudeCode/**',
+            // On a shared store a job a killed worker left CLAIMED is taken over only when its
+            // claim lapses (JOB_LEASE_MS, 60 s), so "the restart finishes at once" is SQLite's.
+            'test/server/crash/**',
+            // No store under them (units and sources on MemorySourceHost): the server project
+            // runs them; twice would only cost time.
+            'test/server/checkpointSizes.test.ts',
+            'test/server/proposedFileChanges.test.ts',
+            'test/server/bridges/backoff.test.ts',
+            'test/server/bridges/leviathMapping.test.ts',
+            'test/server/bridges/leviathSource.test.ts',
+            'test/server/bridges/managedAgentsMapping.test.ts',
+            'test/server/bridges/managedAgentsSdkFake.test.ts',
+            'test/server/bridges/managedAgentsSource.test.ts',
+            'test/server/bridges/managedAgentsThreads.test.ts',
+            'test/server/bridges/noSecretLeak.test.ts',
+            'test/server/bridges/redact.test.ts',
+            // A starvation check (healthz answered mid-burst of 10,000 frames), not a store
+            // property; on PostgreSQL the burst takes ~50 s on a busy machine. Ingest speed on
+            // both stores is bench:server's (appends per second through a bridge).
+            'test/server/bridges/ingestBurst.test.ts',
+          ],
+          env: { STUDIO_TEST_STORE: 'postgres' },
+          globalSetup: ['test/support/postgresGlobalSetup.ts'],
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
+      {
+        // Several real server processes (build/server.js) on one PostgreSQL database.
+        test: {
+          name: 'multi',
+          environment: 'node',
+          include: ['test/multi/**/*.test.ts'],
+          globalSetup: ['test/support/postgresGlobalSetup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          fileParallelism: false,
         },
       },
       {

@@ -3,9 +3,11 @@
  * Tests start it in-process on port 0 with a temp data dir; `server/main.ts` starts it from the CLI.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { SqliteStore } from './store/SqliteStore.ts';
+import { openStore } from './store/openStore.ts';
+import { PgStore } from './store/postgres/PgStore.ts';
+import { MultiInstance } from './multi/multiInstance.ts';
 import { Engine } from './engine/Engine.ts';
 import { createStudioHttp } from './http.ts';
 import { Credentials, loadOrCreateToken } from './auth.ts';
@@ -21,6 +23,8 @@ export interface StudioServerOptions {
   port?: number;
   host?: string;
   dataDir: string;
+  /** PostgreSQL URL (`--database-url`); absent or null: the embedded SQLite file in the data dir. */
+  databaseUrl?: string | null;
   /** The bearer token; generated and kept in the data dir when absent. */
   token?: string;
   /** A JSON file of reviewer name -> token (--tokens-file); re-read when it changes. */
@@ -80,7 +84,16 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
     onToken: (t) => logger.addSecret(t),
     onProblem: (message) => logger.error(message),
   });
-  const store = new SqliteStore(join(dataDir, 'studio.db'));
+  const store = await openStore({ dataDir, databaseUrl: options.databaseUrl ?? null, logger });
+  // A shared store (PostgreSQL): sources run on one instance at a time (server/multi).
+  const multi =
+    store instanceof PgStore
+      ? new MultiInstance({
+          store,
+          onProblem: (message) => logger.error(message),
+          onInfo: (message) => logger.info(message),
+        })
+      : null;
   const engine = new Engine({
     store,
     dataDir,
@@ -98,16 +111,27 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
     ...(options.faultInjector ? { faultInjector: options.faultInjector } : {}),
   });
   if (options.demo ?? true) {
-    const demo = new DemoAgent({ engine, dataDir, stepMs: options.demoStepMs ?? 350 });
-    await demo.openProjects();
-    await engine.start();
-    await engine.addSource(demo);
-    await seedDemo(engine, demo);
+    const makeDemo = () => new DemoAgent({ engine, dataDir, stepMs: options.demoStepMs ?? 350 });
+    if (multi) {
+      // Several instances: the demo runs (and seeds) only on the one holding its lease.
+      const leased = await multi.wrap(makeDemo, (demo) => seedDemo(engine, demo as DemoAgent));
+      await (leased.shadow as DemoAgent).openProjects();
+      await engine.start();
+      await engine.addSource(leased);
+    } else {
+      const demo = makeDemo();
+      await demo.openProjects();
+      await engine.start();
+      await engine.addSource(demo);
+      await seedDemo(engine, demo);
+    }
   } else {
     await engine.start();
   }
-  for (const source of options.sources ?? [])
-    await engine.addSource(typeof source === 'function' ? await source(engine) : source);
+  for (const source of options.sources ?? []) {
+    const make = async () => (typeof source === 'function' ? await source(engine) : source);
+    await engine.addSource(multi ? await multi.wrap(make) : await make());
+  }
   // Jobs a stopped server left (an approved restore, a rule's delivery) resume once every
   // source and project folder is back.
   await engine.startJobs();
@@ -150,6 +174,7 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
     logger,
     close: () => {
       closed ??= (async () => {
+        await multi?.stop();
         await engine.stop();
         await http.close();
         await store.close();

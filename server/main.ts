@@ -14,6 +14,9 @@ Usage: npm start -- [options]
   --port N                 port (STUDIO_PORT, default 4000; 0 picks a free port)
   --host H                 interface to listen on (default 127.0.0.1)
   --data-dir DIR           data directory (STUDIO_DATA_DIR, default ./.studio)
+  --database-url URL       keep the studio in PostgreSQL instead of the embedded SQLite file, e.g.
+                           postgres://user:password@host:5432/studio; several servers may share it.
+                           Prefer STUDIO_DATABASE_URL (a flag shows in the process list)
   --token T                bearer token; prefer STUDIO_TOKEN (a flag shows in the process list;
                            generated and kept in the data dir if absent)
   --allowed-host NAME      another Host name to answer, e.g. a proxy's (STUDIO_ALLOWED_HOSTS, comma-separated;
@@ -42,12 +45,16 @@ function listOf(flags: string[] | undefined, env: string | undefined): string[] 
     .filter(Boolean);
 }
 
+/** Kept so a startup error can be shown without it (the URL may carry a password). */
+let databaseUrl: string | null = null;
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       port: { type: 'string' },
       host: { type: 'string' },
       'data-dir': { type: 'string' },
+      'database-url': { type: 'string' },
       token: { type: 'string' },
       'allowed-host': { type: 'string', multiple: true },
       'allowed-origin': { type: 'string', multiple: true },
@@ -85,11 +92,14 @@ async function main(): Promise<void> {
     'idempotency-retention-hours': _retention,
     ...flags
   } = values;
-  const sources = makeSourcesFromFlags(flags, process.env);
+  const { 'database-url': databaseUrlFlag, ...sourceFlags } = flags;
+  databaseUrl = databaseUrlFlag ?? process.env.STUDIO_DATABASE_URL ?? null;
+  const sources = makeSourcesFromFlags(sourceFlags, process.env);
   const studio = await startStudioServer({
     port,
     host: values.host ?? process.env.STUDIO_HOST ?? '127.0.0.1',
     dataDir: values['data-dir'] ?? process.env.STUDIO_DATA_DIR ?? './.studio',
+    databaseUrl,
     ...((values.token ?? process.env.STUDIO_TOKEN)
       ? { token: values.token ?? process.env.STUDIO_TOKEN }
       : {}),
@@ -110,8 +120,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(
-    `[studio] error ${error instanceof Error ? error.message : String(error)}\n`,
-  );
+  let message = error instanceof Error ? error.message : String(error);
+  if (databaseUrl) message = message.split(databaseUrl).join('[database URL]');
+  process.stderr.write(`[studio] error ${message}\n`);
   process.exit(1);
 });

@@ -1260,29 +1260,39 @@ export class Engine {
         ErrorCode.APPROVAL_MISMATCH,
         'Another decision for this approval is in progress; approvals are used once.',
       );
+    // The sessions' row locks first (in one order), then the checks: on PostgreSQL a read made
+    // before the lock may predate a decision another instance recorded meanwhile, and claiming
+    // from it would put a decided approval back to PENDING (a second grant).
+    const lockSessions = async () => {
+      for (const sessionId of [...new Set(inputs.map((i) => i.sessionId))].sort())
+        await this.db.lockSession(sessionId);
+    };
     // Checked and claimed in one transaction: the claim is stored on the approval, so a second
     // decision (from this process or another instance) is refused while this one is delivered.
     const claim = randomUUID();
     const checked = await this.kernel.write(async () => {
+      await lockSessions();
       const first = await checkAll();
       const seen = new Set<string>();
       const now = this.now();
       for (const [index, c] of first.checked.entries()) {
         if (!c) continue;
-        await this.db.lockSession(c.session.sessionId);
-        const current = await this.db.getApproval(c.approval.approvalId);
-        const claimed = current?.decidingClaim && current.decidingClaim.untilMs > now;
+        const claimed = c.approval.decidingClaim && c.approval.decidingClaim.untilMs > now;
         if (seen.has(c.approval.approvalId) || claimed)
           first.failures.push({ index, error: inProgress() });
         seen.add(c.approval.approvalId);
       }
       if (first.failures.length > 0) refuse(first.failures.sort((a, b) => a.index - b.index));
       const all = first.checked as NonNullable<(typeof first.checked)[number]>[];
-      for (const c of all)
-        await this.db.putApproval({
-          ...c.approval,
-          decidingClaim: { claim, untilMs: now + DECIDING_CLAIM_MS },
-        });
+      // A conditional update (still PENDING) takes the claim: never an overwrite of a decision.
+      for (const [index, c] of all.entries())
+        if (
+          !(await this.db.decideApproval({
+            ...c.approval,
+            decidingClaim: { claim, untilMs: now + DECIDING_CLAIM_MS },
+          }))
+        )
+          refuse([{ index, error: inProgress() }]);
       return all;
     });
     let recorded = false;
@@ -1347,6 +1357,7 @@ export class Engine {
       // (an approval may have lapsed or the epoch moved meanwhile), and each approval moves out
       // of PENDING by a conditional update, so of two racing decisions one is recorded.
       const result = await this.kernel.write(async () => {
+        await lockSessions();
         const again = await checkAll();
         for (const [index, c] of again.checked.entries())
           if (c && c.approval.decidingClaim?.claim !== claim)
@@ -1417,9 +1428,10 @@ export class Engine {
     try {
       await this.kernel.write(async () => {
         for (const c of checked) {
+          await this.db.lockSession(c.approval.sessionId);
           const current = await this.db.getApproval(c.approval.approvalId);
           if (current?.status === 'PENDING' && current.decidingClaim?.claim === claim)
-            await this.db.putApproval({ ...current, decidingClaim: null });
+            await this.db.decideApproval({ ...current, decidingClaim: null });
         }
       });
     } catch (error) {
@@ -1571,9 +1583,12 @@ export class Engine {
       if (call && engineTool) drafts.push(this.expiredToolDraft(call));
       const expired = await this.kernel.write(async () => {
         await this.db.lockSession(approval.sessionId);
+        // Read again under the lock: a decision may have claimed it since the list was read.
+        const current = await this.db.getApproval(approval.approvalId);
+        if (current?.decidingClaim && current.decidingClaim.untilMs > now) return false;
         // Out of PENDING by a conditional update: a decision that won the race stands.
         const won = await this.db.decideApproval({
-          ...approval,
+          ...(current ?? approval),
           status: 'EXPIRED',
           decidedAt: this.iso(),
           decidingClaim: null,

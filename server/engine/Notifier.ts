@@ -13,6 +13,8 @@ type Listener = () => void;
 export const SESSION_CHANNEL = 'studio_session';
 /** Channel of "session <payload>'s record changed" (the sessions list). */
 export const SESSION_UPDATE_CHANNEL = 'studio_session_update';
+/** Delivered by a store whose notifications may have been lost (PgStore after a reconnect). */
+export const STORE_RESYNC_CHANNEL = 'store.resync';
 /** Channel of "sources or the agent policy changed" (payload empty). */
 export const SOURCES_CHANNEL = 'studio_sources';
 
@@ -71,6 +73,10 @@ export class Notifier {
     else if (notification.channel === SESSION_UPDATE_CHANNEL)
       this.notifySessionUpdate(notification.payload);
     else if (notification.channel === SOURCES_CHANNEL) this.notifySources();
+    else if (notification.channel === STORE_RESYNC_CHANNEL)
+      // Notifications may have been lost (PostgreSQL's LISTEN connection dropped): every open
+      // event stream re-reads the store.
+      for (const sessionId of [...this.sessions.keys()]) this.notifySession(sessionId);
   }
 
   private notifySession(sessionId: string): void {

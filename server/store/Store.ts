@@ -161,6 +161,8 @@ export interface Tx {
   /**
    * Writes a decided approval only if the stored one is still PENDING (UPDATE … WHERE
    * status = 'PENDING'); false when it was already decided: of two concurrent grants, one wins.
+   * The engine also writes a decision's claim (a record still PENDING) through it, so a claim
+   * can never put a decided approval back to PENDING.
    */
   decideApproval(record: ApprovalRecord): Promise<boolean>;
   /** PENDING approvals, soonest to expire first; of one session or of all. */

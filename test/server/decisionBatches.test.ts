@@ -111,7 +111,9 @@ describe('studioDecideTools', () => {
 
   it('races a batch against a single decision of one of its calls: each approval is decided once, the batch whole or not at all', async () => {
     for (let round = 0; round < 3; round++) {
-      const a = await startDelete(h, c);
+      // Two project folders: when the single decision wins, b's delete must not change the file
+      // a's diff showed (that would rightly revoke a).
+      const a = await startDelete(h, c, { projectId: 'sample-app' });
       const b = await startDelete(h, c);
       const [batch, single] = await Promise.all([
         run(c, DECIDE_TOOLS, {

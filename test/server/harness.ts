@@ -16,6 +16,7 @@ import { onEnd, pipe, subscribe } from 'wonka';
 import { startStudioServer } from '../../server/app.ts';
 import type { StudioServer, StudioServerOptions } from '../../server/app.ts';
 import type { EventDraft } from '../../server/engine/eventDrafts.ts';
+import { harnessDatabaseUrl, releaseHarnessDatabase } from '../support/harnessStore.ts';
 
 /** A started server plus what the tests need around it. */
 export interface Harness {
@@ -49,11 +50,15 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const { keepDataDir, ...rest } = options;
   const dataDir = options.dataDir ?? makeTempDir();
   const logs: string[] = [];
+  // The store under test (STUDIO_TEST_STORE): SQLite in the data dir, or a PostgreSQL database.
+  const databaseUrl =
+    rest.databaseUrl !== undefined ? rest.databaseUrl : await harnessDatabaseUrl(dataDir);
   const server = await startStudioServer({
     demoStepMs: 0,
     staticDir: null,
     quiet: false,
     ...rest,
+    databaseUrl,
     dataDir,
     port: 0,
     logWrite: (line) => logs.push(line),
@@ -76,7 +81,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     close,
     dispose: async () => {
       await close();
-      if (!keepDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+      if (!keepDataDir) {
+        fs.rmSync(dataDir, { recursive: true, force: true });
+        await releaseHarnessDatabase(dataDir);
+      }
     },
     track: (d) => {
       disposers.push(d);
@@ -888,6 +896,7 @@ export async function appendRacing(
     const drafts: EventDraft[] = [];
     for (let j = 0; j < perCommit; j++, i++)
       drafts.push(logDraft(`${label}-${i}${options.pad ?? ''}`));
+    // Awaited: each commit lands before the next starts (their order is the test's).
     await h.server.engine.append(sessionId, drafts);
     options.onCommit?.();
     await new Promise((resolve) => setImmediate(resolve));

@@ -1,11 +1,15 @@
 /**
  * Idempotency records live in the store with their effect and are pruned after the retention
  * window; heartbeats and acknowledgements write none. Read back through a second connection to
- * the real data dir, so what is checked is what is on disk.
+ * the server's real store (the data dir's SQLite file, or its PostgreSQL database under
+ * server-pg), so what is checked is what was committed.
  */
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PgStore } from '../../server/store/postgres/PgStore.ts';
 import { SqliteStore } from '../../server/store/SqliteStore.ts';
+import type { Store } from '../../server/store/Store.ts';
+import { harnessDatabaseUrl } from '../support/harnessStore.ts';
 import {
   ACK,
   ATTACH,
@@ -26,9 +30,10 @@ afterEach(async () => {
   h = null;
 });
 
-/** The stored record of (operation, key), read on its own connection. */
+/** The stored record of (operation, key), read on its own connection to the harness's store. */
 async function stored(dataDir: string, operation: string, idempotencyKey: string) {
-  const store = new SqliteStore(join(dataDir, 'studio.db'));
+  const url = await harnessDatabaseUrl(dataDir);
+  const store: Store = url ? new PgStore({ url }) : new SqliteStore(join(dataDir, 'studio.db'));
   try {
     return await store.transaction((tx) => tx.getIdempotency(operation, idempotencyKey), {
       readOnly: true,

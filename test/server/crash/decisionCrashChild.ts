@@ -10,10 +10,15 @@ import { join } from 'node:path';
 import { startStudioServer } from '../../../server/app.ts';
 import { LOCAL_APP_ID } from '../../../protocol/contract.ts';
 
-const { dataDir, step } = JSON.parse(process.argv[2] ?? '{}') as { dataDir: string; step: string };
+const { dataDir, step, databaseUrl } = JSON.parse(process.argv[2] ?? '{}') as {
+  dataDir: string;
+  step: string;
+  databaseUrl?: string | null;
+};
 
 const server = await startStudioServer({
   dataDir,
+  databaseUrl: databaseUrl ?? null,
   port: 0,
   demoStepMs: 0,
   staticDir: null,

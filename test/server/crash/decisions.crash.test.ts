@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FAULT_STEPS } from '../../../server/engine/Engine.ts';
 import { makeTempDir, startHarness } from '../harness.ts';
+import { harnessDatabaseUrl, releaseHarnessDatabase } from '../../support/harnessStore.ts';
 
 const child = fileURLToPath(new URL('./decisionCrashChild.ts', import.meta.url));
 const ROUNDS = 2;
@@ -35,7 +36,13 @@ describe('a decision and its restore survive SIGKILL at every durable step', () 
       try {
         const result = spawnSync(
           process.execPath,
-          ['--import', 'tsx', child, JSON.stringify({ dataDir, step })],
+          [
+            '--import',
+            'tsx',
+            child,
+            // On PostgreSQL (STUDIO_TEST_STORE) the child and the restart share the data dir's database.
+            JSON.stringify({ dataDir, step, databaseUrl: await harnessDatabaseUrl(dataDir) }),
+          ],
           { cwd: process.cwd(), encoding: 'utf8', timeout: 90_000 },
         );
         expect(result.stderr).toBe('');
@@ -87,6 +94,7 @@ describe('a decision and its restore survive SIGKILL at every durable step', () 
         }
       } finally {
         rmSync(dataDir, { recursive: true, force: true });
+        await releaseHarnessDatabase(dataDir);
       }
     },
     120_000,

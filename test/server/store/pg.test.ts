@@ -1,0 +1,197 @@
+/**
+ * PgStore on a real PostgreSQL (test/support/postgres.ts): the conformance suite every Store
+ * passes, then what only a shared database has: notifications across two stores (two instances)
+ * on one database, the LISTEN connection's reconnect, search on PostgreSQL's own index.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { PgStore, RESYNC_CHANNEL } from '../../../server/store/postgres/PgStore.ts';
+import type { Store, StoreNotification } from '../../../server/store/Store.ts';
+import { freshDatabase } from '../../support/postgresDatabase.ts';
+import type { TestDatabase } from '../../support/postgresDatabase.ts';
+import { sessionRecord, storeConformance } from './conformance.ts';
+
+async function openPg(url: string): Promise<PgStore> {
+  const store = new PgStore({ url });
+  await store.migrate();
+  return store;
+}
+
+storeConformance('PgStore', async () => {
+  const db = await freshDatabase();
+  let current: Store = await openPg(db.url);
+  return {
+    get store() {
+      return current;
+    },
+    async reopen() {
+      await current.close();
+      current = await openPg(db.url);
+      return current;
+    },
+    async dispose() {
+      await current.close();
+      await db.drop();
+    },
+  };
+});
+
+function waitFor(
+  store: Store,
+  match: (n: StoreNotification) => boolean,
+): Promise<StoreNotification> {
+  return new Promise((resolve) => {
+    const stop = store.listen((n) => {
+      if (match(n)) {
+        stop();
+        resolve(n);
+      }
+    });
+  });
+}
+
+describe('PgStore on a shared database', () => {
+  let db: TestDatabase | null = null;
+  const stores: PgStore[] = [];
+  afterEach(async () => {
+    for (const s of stores.splice(0)) await s.close();
+    await db?.drop();
+    db = null;
+  });
+  const two = async () => {
+    db = await freshDatabase();
+    const a = await openPg(db.url);
+    const b = await openPg(db.url);
+    stores.push(a, b);
+    await a.ready();
+    await b.ready();
+    return { a, b };
+  };
+
+  it('applies migrations once when two instances start together', async () => {
+    db = await freshDatabase();
+    const [a, b] = await Promise.all([openPg(db.url), openPg(db.url)]);
+    stores.push(a, b);
+    expect(await a.appliedMigrations()).toEqual(await b.appliedMigrations());
+  });
+
+  it('delivers a commit on one instance to listeners on the other, once, after the commit', async () => {
+    const { a, b } = await two();
+    const onB: StoreNotification[] = [];
+    b.listen((n) => onB.push(n));
+    const heard = waitFor(b, (n) => n.payload === 'p2');
+    await a.transaction(async (tx) => {
+      tx.notify('session', 'p1');
+      tx.notify('session', 'p1');
+      await tx.putSession(sessionRecord('s1'));
+    });
+    await expect(
+      a.transaction(async (tx) => {
+        tx.notify('session', 'rolled-back');
+        throw new Error('no');
+      }),
+    ).rejects.toThrow('no');
+    await a.transaction(async (tx) => {
+      tx.notify('session', 'p2');
+      await tx.putMeta('k', 'v');
+    });
+    await heard;
+    expect(onB.map((n) => `${n.channel}:${n.payload}`)).toEqual(['session:p1', 'session:p2']);
+    const seenByB = await b.transaction((tx) => tx.getSession('s1'), { readOnly: true });
+    expect(seenByB?.sessionId).toBe('s1');
+  });
+
+  it('reconnects a dropped LISTEN connection, tells its listeners to resync, and hears again', async () => {
+    const { a, b } = await two();
+    const resynced = waitFor(b, (n) => n.channel === RESYNC_CHANNEL);
+    await b.dropListenConnection();
+    await resynced;
+    const heard = waitFor(b, (n) => n.payload === 'after');
+    await a.transaction(async (tx) => {
+      tx.notify('session', 'after');
+      await tx.putMeta('k', 'v');
+    });
+    expect((await heard).channel).toBe('session');
+  });
+
+  it('serialises appends from two instances to one session: consecutive seqs', async () => {
+    const { a, b } = await two();
+    await a.transaction((tx) => tx.putSession(sessionRecord('s1')));
+    const append = (store: PgStore, i: number) =>
+      store.transaction(async (tx) => {
+        await tx.lockSession('s1');
+        const session = await tx.getSession('s1');
+        const seq = BigInt(session!.lastEventSeq) + 1n;
+        await tx.insertEvent({
+          sessionId: 's1',
+          seq,
+          eventId: `e${i}`,
+          type: 'STUDIO_LOG',
+          runId: null,
+          createdAt: '2026-01-01T00:00:00.000Z',
+          payload: JSON.stringify({ __typename: 'StudioLogEvent', message: `m${i}` }),
+          foreignId: null,
+        });
+        await tx.putSession({ ...session!, lastEventSeq: seq.toString() });
+        return seq;
+      });
+    const seqs = await Promise.all(Array.from({ length: 30 }, (_, i) => append(i % 2 ? a : b, i)));
+    expect([...seqs].sort((x, y) => Number(x - y))).toEqual(
+      Array.from({ length: 30 }, (_, i) => BigInt(i + 1)),
+    );
+  });
+
+  it('searches with PostgreSQL full-text search: words of paths and dotted names, no case or accents, prefixes, one session only', async () => {
+    const { a } = await two();
+    const texts = [
+      'ran /usr/bin/env node build.mjs',
+      'Café au lait is ready',
+      'nothing to see here',
+      'the Builder finished',
+    ];
+    await a.transaction(async (tx) => {
+      for (const sessionId of ['s1', 's2']) {
+        await tx.putSession(sessionRecord(sessionId));
+        for (const [i, message] of texts.entries())
+          await tx.insertEvent({
+            sessionId,
+            seq: BigInt(i + 1),
+            eventId: `${sessionId}-${i}`,
+            type: 'STUDIO_LOG',
+            runId: null,
+            createdAt: '2026-01-01T00:00:00.000Z',
+            payload: JSON.stringify({ __typename: 'StudioLogEvent', message, seq: String(i + 1) }),
+            foreignId: null,
+          });
+      }
+    });
+    const search = (q: string, before: bigint | null = null, limit = 10) =>
+      a.transaction((tx) => tx.searchEvents('s1', q, before, limit), { readOnly: true });
+    expect((await search('bin')).map((h) => h.seq)).toEqual([1n]);
+    expect((await search('build.mjs')).map((h) => h.seq)).toEqual([1n]);
+    expect((await search('CAFE')).map((h) => h.seq)).toEqual([2n]);
+    expect((await search('build')).map((h) => h.seq)).toEqual([1n]);
+    expect((await search('build*')).map((h) => h.seq)).toEqual([4n, 1n]);
+    expect(await search('"(*')).toEqual([]);
+    expect(await search('absent')).toEqual([]);
+    const [hit] = await search('lait');
+    expect(hit!.snippet.filter((p) => p.match).map((p) => p.text)).toEqual(['lait']);
+    expect(hit!.snippet.map((p) => p.text).join('')).toBe('Café au lait is ready');
+    const page1 = await search('build*', null, 1);
+    const page2 = await search('build*', page1[0]!.cursor, 1);
+    expect([page1[0]!.seq, page2[0]!.seq]).toEqual([4n, 1n]);
+  });
+
+  it('says which database it could not reach without showing the password', async () => {
+    db = await freshDatabase();
+    const url = new URL(db.url);
+    url.password = 'wrong-secret-password';
+    const store = new PgStore({ url: url.toString() });
+    const error = await store.migrate().then(
+      () => null,
+      (e: unknown) => e as Error,
+    );
+    await store.close();
+    expect(error?.message).toMatch(/could not connect to PostgreSQL at 127\.0\.0\.1:\d+\/studio_/);
+    expect(error?.message).not.toContain('wrong-secret-password');
+  });
+});
