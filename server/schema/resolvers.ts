@@ -112,11 +112,12 @@ async function session(engine: Engine, sessionId: string): Promise<SessionView> 
   return sessionView(await engine.requireSession(sessionId));
 }
 
-async function pendingOf(engine: Engine, sessionId: string) {
+async function pendingOf(engine: Engine, session: SessionView) {
   const now = engine.now();
-  return (await engine.reads.listPendingApprovals(sessionId)).filter(
-    (a) => Date.parse(a.expiresAt) > now,
-  );
+  const pending =
+    session._links?.pendingApprovals ??
+    (await engine.reads.listPendingApprovals(session.sessionId));
+  return pending.filter((a) => Date.parse(a.expiresAt) > now);
 }
 
 function terminal<T>(payload: T): T {
@@ -641,22 +642,30 @@ const linked = {
   },
   AgentSession: {
     activeRun: async (s: SessionView, _a: Args, { engine }: StudioContext) => {
-      const run = s._currentRunId ? await engine.reads.getRun(s._currentRunId) : null;
+      const run = s._links
+        ? s._links.activeRun
+        : s._currentRunId
+          ? await engine.reads.getRun(s._currentRunId)
+          : null;
       return run ? runView(run) : null;
     },
     currentRun: async (s: SessionView, _a: Args, { engine }: StudioContext) => {
-      const run = s._lastRunId ? await engine.reads.getRun(s._lastRunId) : null;
+      const run = s._links
+        ? s._links.currentRun
+        : s._lastRunId
+          ? await engine.reads.getRun(s._lastRunId)
+          : null;
       return run ? runView(run) : null;
     },
     activeLeases: async (s: SessionView, _a: Args, { engine }: StudioContext) =>
       (await engine.reads.listActiveLeases(s.sessionId)).map(leaseView),
     pendingApproval: async (s: SessionView, _a: Args, { engine }: StudioContext) => {
-      const pending = await pendingOf(engine, s.sessionId);
+      const pending = await pendingOf(engine, s);
       const newest = pending[pending.length - 1];
       return newest ? approvalView(newest) : null;
     },
     studioPendingApprovals: async (s: SessionView, _a: Args, { engine }: StudioContext) =>
-      (await pendingOf(engine, s.sessionId)).map(approvalView),
+      (await pendingOf(engine, s)).map(approvalView),
     studioCheckpointsSupported: async (s: SessionView, _a: Args, { engine }: StudioContext) =>
       (await engine.checkpointsSupported(s.sessionId)).supported,
     registryDigest: (s: SessionView, _a: Args, { engine }: StudioContext) =>

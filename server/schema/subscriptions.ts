@@ -7,7 +7,7 @@
 import { Repeater } from '@repeaterjs/repeater';
 import type { Engine } from '../engine/Engine.ts';
 import { StudioError } from '../engine/StudioError.ts';
-import { readEventViews, sessionView } from './views.ts';
+import { readEventViews, readSessionWithLinks } from './views.ts';
 import type { EventView, SessionView } from './views.ts';
 import { EVENT_BATCH_DEFAULT, EVENT_BATCH_MAX, ErrorCode } from '../../protocol/contract.ts';
 
@@ -213,8 +213,11 @@ export function sessionUpdates(engine: Engine, appId: string): Repeater<SessionV
         const next = dirty.values().next();
         if (!next.done) {
           dirty.delete(next.value);
-          const record = await engine.reads.getSession(next.value);
-          if (record && record.appId === appId) await push(sessionView(record));
+          // The session and what its fields link to (runs, pending approvals) come from one
+          // snapshot: on a store with concurrent writers, separate reads could mix two commits.
+          const sessionId = next.value;
+          const view = await engine.snapshot((reads) => readSessionWithLinks(reads, sessionId));
+          if (view && view.appId === appId) await push(view);
           continue;
         }
         await new Promise<void>((resolve) => (wake = resolve));

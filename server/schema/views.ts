@@ -46,6 +46,37 @@ export interface SessionView {
   _currentRunId: string | null;
   /** Internal: resolves currentRun (the newest run, active or ended). */
   _lastRunId: string | null;
+  /**
+   * Internal: the session's linked records read in the same snapshot as the session itself
+   * (a `studioSessionUpdates` push), so one payload never mixes two commits. Absent: each field
+   * reads on its own.
+   */
+  _links?: SessionLinks;
+}
+
+export interface SessionLinks {
+  activeRun: RunRecord | null;
+  currentRun: RunRecord | null;
+  pendingApprovals: ApprovalRecord[];
+}
+
+/** The session and its linked records in one read-only snapshot (see `SessionView._links`). */
+export async function readSessionWithLinks(
+  reads: Pick<Reads, 'getSession' | 'getRun' | 'listPendingApprovals'>,
+  sessionId: string,
+): Promise<SessionView | null> {
+  const record = await reads.getSession(sessionId);
+  if (!record) return null;
+  const view = sessionView(record);
+  const activeRun = view._currentRunId ? await reads.getRun(view._currentRunId) : null;
+  const currentRun =
+    view._lastRunId === view._currentRunId
+      ? activeRun
+      : view._lastRunId
+        ? await reads.getRun(view._lastRunId)
+        : null;
+  const pendingApprovals = await reads.listPendingApprovals(sessionId);
+  return { ...view, _links: { activeRun, currentRun, pendingApprovals } };
 }
 
 export function sessionView(s: SessionRecord): SessionView {
