@@ -35,6 +35,29 @@ const SCRATCH_KEEP = 8 * 1024 * 1024;
 /** A file as the last scan saw it: when its stat still matches, its bytes are not read again. */
 type CacheEntry = StatCacheEntry;
 
+/** A captured entry of a directory listing (not ignored, not `.git`, not a temp file). */
+interface DirChild {
+  rel: string;
+  abs: string;
+  dir: boolean;
+}
+
+/**
+ * A directory as the last scan listed it: while its mtime, ctime and inode are unchanged its
+ * names are (creating, deleting or renaming an entry changes the directory's mtime), and while
+ * the ignore layers above it are the same, so are the decisions; the scan then neither lists it
+ * nor matches its names again (git's untracked cache does the same).
+ */
+interface DirListing {
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+  hasGitignore: boolean;
+  hasStudioIgnore: boolean;
+  layersKey: string;
+  children: readonly DirChild[];
+}
+
 export interface ScanOptions {
   /** Files larger than this are recorded with `notCaptured: 'OVER_CAP'`, never read whole. */
   maxFileBytes: number;
@@ -53,6 +76,8 @@ export interface ScanResult {
   canonical: string[];
   /** How many files were read (stat cache misses). */
   filesRead: number;
+  /** How many directories were listed (listing cache misses). */
+  dirsListed: number;
 }
 
 /**
@@ -66,10 +91,13 @@ export interface ScanResult {
  * did not change is not read. A file modified within 1 s of the scan is not cached (its mtime
  * may not have ticked yet), so a quick second write is never missed. With `cacheFile` the cache
  * is loaded by the first scan and written back after a scan that changed it, so a restart does
- * not read the whole tree again.
+ * not read the whole tree again. Directory listings are cached the same way in memory (see
+ * {@link DirListing}): a rescan of an unchanged tree lstats every directory and file but lists
+ * and matches ignore rules only in directories whose entries changed.
  */
 export class TreeScanner {
   private cache = new Map<string, CacheEntry>();
+  private dirs = new Map<string, DirListing>();
   private scratch: Buffer = Buffer.alloc(0);
   /** The identity the persisted cache was loaded for (null: not loaded yet). */
   private loadedFor: string | null = null;
@@ -143,6 +171,7 @@ export class TreeScanner {
   /** Forgets every cached stat (the next scan reads every file). */
   invalidate(): void {
     this.cache = new Map();
+    this.dirs = new Map();
     this.dirty = true;
   }
 
@@ -198,6 +227,7 @@ export class TreeScanner {
     const files: ManifestFile[] = [];
     const canonical: string[] = [];
     let filesRead = 0;
+    let dirsListed = 0;
     const rootLayers: IgnoreLayer[] = [];
     const exclude = this.ignoreFiles.layerFor(join(this.root, GIT_DIR, 'info', 'exclude'), '');
     if (exclude) rootLayers.push(exclude);
@@ -240,36 +270,86 @@ export class TreeScanner {
       return file;
     };
 
-    const visit = (absDir: string, relDir: string, inherited: IgnoreLayer[]): void => {
-      const entries = fs.readdirSync(absDir, { withFileTypes: true });
+    const nextDirs = new Map<string, DirListing>();
+    /** The captured entries of a directory, in walk order: from the listing cache while it holds. */
+    const listing = (
+      absDir: string,
+      relDir: string,
+      dirSt: fs.Stats,
+      inherited: IgnoreLayer[],
+    ): { children: readonly DirChild[]; layers: IgnoreLayer[] } => {
+      let held = this.dirs.get(relDir);
+      if (
+        held &&
+        !(held.mtimeMs === dirSt.mtimeMs && held.ctimeMs === dirSt.ctimeMs && held.ino === dirSt.ino)
+      )
+        held = undefined;
+      let entries: fs.Dirent[] | null = null;
+      let hasGitignore: boolean;
+      let hasStudioIgnore: boolean;
+      if (held) {
+        ({ hasGitignore, hasStudioIgnore } = held);
+      } else {
+        entries = fs.readdirSync(absDir, { withFileTypes: true });
+        hasGitignore = entries.some((e) => e.name === '.gitignore');
+        hasStudioIgnore = relDir === '' && entries.some((e) => e.name === STUDIO_IGNORE);
+      }
       let layers = inherited;
-      const names = new Set<string>();
-      for (const e of entries) names.add(e.name);
       const addLayer = (name: string): void => {
-        if (!names.has(name)) return;
         const layer = this.ignoreFiles.layerFor(join(absDir, name), relDir);
         if (layer) layers = [...layers, layer];
       };
-      addLayer('.gitignore');
+      if (hasGitignore) addLayer('.gitignore');
       if (relDir === '') {
-        addLayer(STUDIO_IGNORE);
+        if (hasStudioIgnore) addLayer(STUDIO_IGNORE);
         if (this.patternLayer) layers = [...layers, this.patternLayer];
       }
+      // Decisions hold while every layer above is the same (an edited ignore file is a new layer).
+      const layersKey = layers.map((l) => l.id).join(',');
+      if (held && held.layersKey === layersKey) {
+        nextDirs.set(relDir, held);
+        return { children: held.children, layers };
+      }
+      entries ??= fs.readdirSync(absDir, { withFileTypes: true });
+      dirsListed += 1;
       // Directories sort as `name/`, so a depth-first walk lists paths in code-unit order.
       const keyed = entries.map((e) => ({ e, key: e.isDirectory() ? `${e.name}/` : e.name }));
       keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      const children: DirChild[] = [];
       for (const { e } of keyed) {
         const name = e.name;
         if (name === GIT_DIR || name.startsWith(TEMP_PREFIX)) continue;
         const rel = relDir ? `${relDir}/${name}` : name;
-        const abs = join(absDir, name);
-        if (e.isDirectory()) {
-          if (isIgnored(layers, rel, true)) continue;
+        const dir = e.isDirectory();
+        if (!dir && !e.isFile() && !e.isSymbolicLink()) continue;
+        if (isIgnored(layers, rel, dir)) continue;
+        children.push({ rel, abs: join(absDir, name), dir });
+      }
+      // As for files: a directory changed within 1 s may change again within its mtime's tick.
+      if (startedAt - dirSt.mtimeMs > 1000)
+        nextDirs.set(relDir, {
+          mtimeMs: dirSt.mtimeMs,
+          ctimeMs: dirSt.ctimeMs,
+          ino: dirSt.ino,
+          hasGitignore,
+          hasStudioIgnore,
+          layersKey,
+          children,
+        });
+      return { children, layers };
+    };
+
+    const visit = (absDir: string, relDir: string, inherited: IgnoreLayer[]): void => {
+      // The root may be a link to the folder; below it, links are never followed.
+      const dirSt = relDir === '' ? fs.statSync(absDir) : fs.lstatSync(absDir);
+      // Swapped for a link or a file since its parent was listed: nothing to walk through.
+      if (!dirSt.isDirectory()) return;
+      const { children, layers } = listing(absDir, relDir, dirSt, inherited);
+      for (const { rel, abs, dir } of children) {
+        if (dir) {
           visit(abs, rel, layers);
           continue;
         }
-        if (!e.isFile() && !e.isSymbolicLink()) continue;
-        if (isIgnored(layers, rel, false)) continue;
         const st = fs.lstatSync(abs);
         // The entry may have changed kind between readdir and lstat.
         if (!st.isFile() && !st.isSymbolicLink()) continue;
@@ -312,12 +392,13 @@ export class TreeScanner {
       }
     };
     visit(this.root, '', rootLayers);
+    this.dirs = nextDirs;
     // Every entry of `next` came from the cache unless `changed`: equal sizes mean equal sets.
     if (changed || next.size !== this.cache.size) this.dirty = true;
     this.cache = next;
     if (this.dirty && identity && this.options.cacheFile)
       this.dirty = !writeStatCache(this.options.cacheFile, identity, next);
-    return { files, canonical, filesRead };
+    return { files, canonical, filesRead, dirsListed };
   }
 }
 
