@@ -250,6 +250,7 @@ export class ProjectWorkspace {
         throw err;
       }
       const parsed = JSON.parse(text.toString('utf8')) as { files: ManifestFile[] };
+      manifestHashes.set(parsed.files, contentHash);
       this.remember(contentHash, parsed.files);
       return parsed.files;
     });
@@ -269,6 +270,7 @@ export class ProjectWorkspace {
       this.store.putHashed(hash, Buffer.from(text, 'utf8'));
       this.store.flush();
     }
+    manifestHashes.set(sorted, hash);
     this.remember(hash, sorted);
     return hash;
   }
@@ -406,7 +408,7 @@ export class ProjectWorkspace {
   /** What `restore(files)` would do to the folder as it is now; touches nothing. */
   previewRestore(files: readonly ManifestFile[]): RestorePlan {
     return this.guard(() => {
-      const target = validateRestoreManifest(files);
+      const target = this.restoreTarget(files);
       return this.plan(this.scanFolder(true, false).files, target).summary;
     });
   }
@@ -423,7 +425,7 @@ export class ProjectWorkspace {
   restore(files: readonly ManifestFile[]): RestoreResult {
     return this.guard(() => {
       this.refuseIfPending();
-      const target = validateRestoreManifest(files);
+      const target = this.restoreTarget(files);
       const current = this.scanFolder(true, false).files;
       const { ops, summary } = this.plan(current, target);
       for (const op of ops) {
@@ -436,7 +438,7 @@ export class ProjectWorkspace {
           );
       }
       this.fault('validated');
-      const targetHash = canonicalManifestHash(target);
+      const targetHash = manifestHashes.get(target) ?? canonicalManifestHash(target);
       if (ops.length > 0)
         this.commit({
           version: 2,
@@ -484,6 +486,22 @@ export class ProjectWorkspace {
   /** True while a committed change has not been fully applied; `recover()` completes it. */
   hasPendingJournal(): boolean {
     return fs.existsSync(this.journalPath);
+  }
+
+  /**
+   * `files` checked and reduced to manifest fields (see validateRestoreManifest); a list this
+   * workspace produced itself (a scan, a stored manifest it read back, a list it checked before)
+   * is used as it is. Those lists are never mutated: they are shared with the scan cache.
+   */
+  private restoreTarget(files: readonly ManifestFile[]): ManifestFile[] {
+    const known = checkedManifests.get(files);
+    if (known) return known as ManifestFile[];
+    const checked = validateRestoreManifest(files);
+    checkedManifests.set(files, checked);
+    checkedManifests.set(checked, checked);
+    const hash = manifestHashes.get(files);
+    if (hash) manifestHashes.set(checked, hash);
+    return checked;
   }
 
   private fault(step: string): void {
@@ -589,6 +607,9 @@ export class ProjectWorkspace {
     const contentHash = sha256Digest(text);
     if (storeContent && !store.has(contentHash))
       store.putHashed(contentHash, Buffer.from(text, 'utf8'));
+    // A scan's list holds only valid, sorted, unique paths (the walk checks each name).
+    checkedManifests.set(result.files, result.files);
+    manifestHashes.set(result.files, contentHash);
     this.remember(contentHash, result.files);
     return { files: result.files, contentHash };
   }
@@ -611,19 +632,18 @@ export class ProjectWorkspace {
       modeChanged: [],
       notRestorable: [],
     };
-    const currentPaths = new Set(current.map((f) => f.path));
-    const targetPaths = new Set(target.map((f) => f.path));
-    const goingAway = (rel: string): boolean => currentPaths.has(rel) && !targetPaths.has(rel);
     const cantPutBack = (path: string, reason: string) =>
       summary.notRestorable.push({ path, reason });
 
     for (const f of diff.removed) {
-      if (f.notCaptured) {
-        cantPutBack(f.path, 'over the per-file cap now, so it is kept as it is');
-        targetPaths.add(f.path);
-      } else summary.removed.push(f);
+      if (f.notCaptured) cantPutBack(f.path, 'over the per-file cap now, so it is kept as it is');
+      else summary.removed.push(f);
     }
+    // Paths in the folder's manifest that the change deletes (those are all it loses).
+    const removedPaths = new Set(summary.removed.map((f) => f.path));
+    const goingAway = (rel: string): boolean => removedPaths.has(rel);
     const toWrite: ManifestFile[] = [];
+    const changedPaths = new Set(diff.changed.map((c) => c.path));
     for (const f of diff.added) {
       if (f.notCaptured) cantPutBack(f.path, 'not captured: over the cap');
       else {
@@ -674,7 +694,7 @@ export class ProjectWorkspace {
           `Cannot write ${describePath(f.path)}: a non-empty directory is there`,
           { path: f.path },
         );
-      if (here && !here.isDirectory() && !currentPaths.has(f.path)) {
+      if (here && !here.isDirectory() && !changedPaths.has(f.path)) {
         // Something the project ignores is there: a restore never overwrites what it did not capture.
         cantPutBack(f.path, 'a file the project ignores is in its place');
         summary.added = summary.added.filter((a) => a.path !== f.path);
@@ -770,7 +790,9 @@ export class ProjectWorkspace {
     const rootReal = body.rootReal;
     fs.mkdirSync(this.root, { recursive: true });
     this.safeDir('', rootReal, false);
-    this.sweepFolderTemps();
+    // Temp files of an interrupted change are recovery's to sweep: a change that follows a clean
+    // run (or a recover()) has none to meet, and scans skip the prefix anyway.
+    if (recovering) this.sweepFolderTemps();
     const touchedDirs = new Set<string>(['']);
     const touchedFiles: string[] = [];
     const deletes = body.ops.filter((op) => op.op === 'delete');
@@ -971,6 +993,13 @@ export class ProjectWorkspace {
     return body as unknown as JournalBody;
   }
 }
+
+/**
+ * Manifest lists the workspace handed out or checked (never mutated afterwards): what
+ * validateRestoreManifest made of each, and the hashes of those whose hash is known.
+ */
+const checkedManifests = new WeakMap<readonly ManifestFile[], readonly ManifestFile[]>();
+const manifestHashes = new WeakMap<readonly ManifestFile[], string>();
 
 function stateOf(files: ManifestFile[]): WorkspaceState {
   return { files, contentHash: canonicalManifestHash(files) };

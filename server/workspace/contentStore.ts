@@ -192,9 +192,13 @@ export class ContentStore {
   }
 
   has(hash: string): boolean {
+    // A packed blob is one map lookup (a scan asks this for every file); the regex and the
+    // stat of the older loose layout only for the rest.
+    // (Index keys are 64 lowercase hex digits, so a hit is a valid digest.)
+    if (hash.length === 71 && hash.startsWith('sha256:') && this.index.has(hash.slice(7)))
+      return true;
     if (!DIGEST.test(hash)) return false;
-    const hex = hash.slice(7);
-    return this.index.has(hex) || this.hasLoose(hex);
+    return this.hasLoose(hash.slice(7));
   }
 
   /** Bytes on disk under `dir` (packs, indexes and loose blobs). */
