@@ -63,6 +63,12 @@ export class ContentStore {
   readonly dir: string;
   private readonly packDir: string;
   private readonly index = new Map<string, PackEntry>();
+  /**
+   * Digests (`sha256:<hex>`, the callers' own strings) `has` found in `index`: a scan asks for
+   * every file, with the same strings each time, so this is one lookup of an already hashed key.
+   * Cleared whenever blobs leave the index.
+   */
+  private readonly found = new Set<string>();
   private readonly readFds = new Map<string, number>();
   private readonly knownIdx = new Set<string>();
   private open: OpenPack | null = null;
@@ -139,6 +145,7 @@ export class ContentStore {
       this.knownIdx.add(pack.id);
     } catch (err) {
       for (const { hex } of pack.entries) this.index.delete(hex);
+      this.found.clear();
       throw new WorkspaceError('IO', `Could not seal a blob pack: ${errnoOf(err)}`, {
         cause: err,
       });
@@ -194,9 +201,12 @@ export class ContentStore {
   has(hash: string): boolean {
     // A packed blob is one map lookup (a scan asks this for every file); the regex and the
     // stat of the older loose layout only for the rest.
+    if (this.found.has(hash)) return true;
     // (Index keys are 64 lowercase hex digits, so a hit is a valid digest.)
-    if (hash.length === 71 && hash.startsWith('sha256:') && this.index.has(hash.slice(7)))
+    if (hash.length === 71 && hash.startsWith('sha256:') && this.index.has(hash.slice(7))) {
+      this.found.add(hash);
       return true;
+    }
     if (!DIGEST.test(hash)) return false;
     return this.hasLoose(hash.slice(7));
   }
@@ -256,6 +266,7 @@ export class ContentStore {
       if (live.length > 0 && liveBytes * 2 >= allBytes) continue;
       const copies = live.map((e) => ({ hex: e.hex, bytes: this.get(`sha256:${e.hex}`) }));
       for (const { hex } of entries) this.index.delete(hex);
+      this.found.clear();
       for (const c of copies) this.putHashed(`sha256:${c.hex}`, c.bytes);
       this.flush();
       result.bytesFreed += fs.statSync(packPath).size;
@@ -278,6 +289,7 @@ export class ContentStore {
   }
 
   private dropPack(id: string): void {
+    this.found.clear();
     const fd = this.readFds.get(id);
     if (fd !== undefined) fs.closeSync(fd);
     this.readFds.delete(id);

@@ -3,11 +3,13 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { TEMP_PREFIX } from './durableFs.ts';
 import {
+  appendStatCacheLog,
   readStatCache,
   sweepStatCacheTemps,
   writeStatCache,
   type StatCacheEntry,
   type StatCacheIdentity,
+  type StatCacheOnDisk,
 } from './statCacheFile.ts';
 import {
   IgnoreFileCache,
@@ -103,6 +105,10 @@ export class TreeScanner {
   private loadedFor: string | null = null;
   /** True when `cache` differs from what `cacheFile` holds. */
   private dirty = false;
+  /** What `cacheFile` holds when it equals `cache` but for the scans since (null: unknown). */
+  private onDisk: StatCacheOnDisk | null = null;
+  /** Paths `seed` changed since the file was last written. */
+  private readonly seeded = new Set<string>();
   private readonly ignoreFiles = new IgnoreFileCache();
   private readonly root: string;
   private readonly options: ScanOptions;
@@ -125,6 +131,7 @@ export class TreeScanner {
    */
   seed(rel: string, st: fs.Stats, file: ManifestFile): void {
     this.dirty = true;
+    this.seeded.add(rel);
     this.cache.set(rel, {
       size: st.size,
       mtimeMs: st.mtimeMs,
@@ -172,7 +179,42 @@ export class TreeScanner {
   invalidate(): void {
     this.cache = new Map();
     this.dirs = new Map();
+    this.onDisk = null;
     this.dirty = true;
+  }
+
+  /**
+   * Writes the cache back: the entries that changed since `previous` (what the file holds) as a
+   * log append while the log is short, else the whole file. True when the file equals the cache.
+   */
+  private persist(
+    file: string,
+    identity: StatCacheIdentity,
+    previous: ReadonlyMap<string, CacheEntry>,
+    fresh: readonly string[],
+  ): boolean {
+    const next = this.cache;
+    if (this.onDisk) {
+      const set: CacheEntry[] = [];
+      for (const rel of new Set([...fresh, ...this.seeded])) {
+        const entry = next.get(rel);
+        if (entry) set.push(entry);
+      }
+      const dropped: string[] = [];
+      for (const rel of previous.keys()) if (!next.has(rel)) dropped.push(rel);
+      const lines = this.onDisk.logLines + set.length + dropped.length;
+      if (lines <= Math.max(1024, next.size >> 2)) {
+        if (set.length + dropped.length === 0) return true;
+        if (appendStatCacheLog(file, this.onDisk, set, dropped)) {
+          this.onDisk = { ...this.onDisk, logLines: lines };
+          this.seeded.clear();
+          return true;
+        }
+      }
+    }
+    this.onDisk = writeStatCache(file, identity, next);
+    if (this.onDisk) this.seeded.clear();
+    return this.onDisk !== null;
   }
 
   /** Loads the persisted cache on the first scan of this folder identity (a moved root reloads). */
@@ -183,15 +225,19 @@ export class TreeScanner {
     if (this.loadedFor === key) return;
     if (this.loadedFor !== null) this.cache = new Map();
     this.loadedFor = key;
+    this.onDisk = null;
     sweepStatCacheTemps(file);
     const stored = readStatCache(file, identity);
     if (!stored) {
       this.dirty = true;
       return;
     }
-    // What this process already knows (its own writes) wins over the file.
-    for (const [rel, entry] of this.cache) stored.set(rel, entry);
-    this.cache = stored;
+    // What this process already knows (its own writes) wins over the file; the file then
+    // differs from the cache, so the next write rewrites it whole.
+    if (this.cache.size === 0) this.onDisk = stored.onDisk;
+    else this.dirty = true;
+    for (const [rel, entry] of this.cache) stored.entries.set(rel, entry);
+    this.cache = stored.entries;
   }
 
   private identity(): StatCacheIdentity | null {
@@ -223,6 +269,8 @@ export class TreeScanner {
     const identity = this.options.cacheFile ? this.identity() : null;
     this.loadPersisted(identity);
     const next = new Map<string, CacheEntry>();
+    /** Paths whose entry in `next` is new (not the cached one). */
+    const fresh: string[] = [];
     let changed = false;
     const files: ManifestFile[] = [];
     const canonical: string[] = [];
@@ -365,9 +413,9 @@ export class TreeScanner {
         ) {
           entry = hit;
           if (hooks.needsContent?.(hit.file)) {
-            const fresh = readContent(abs, rel, st);
-            if (fresh.contentHash !== hit.file.contentHash) {
-              entry = { ...hit, file: fresh, canonical: canonicalEntry(fresh) };
+            const reread = readContent(abs, rel, st);
+            if (reread.contentHash !== hit.file.contentHash) {
+              entry = { ...hit, file: reread, canonical: canonicalEntry(reread) };
               changed = true;
             }
           }
@@ -386,7 +434,10 @@ export class TreeScanner {
             canonical: canonicalEntry(file),
           };
         }
-        if (startedAt - st.mtimeMs > 1000) next.set(rel, entry);
+        if (startedAt - st.mtimeMs > 1000) {
+          next.set(rel, entry);
+          if (entry !== hit) fresh.push(rel);
+        }
         files.push(entry.file);
         canonical.push(entry.canonical);
       }
@@ -395,9 +446,10 @@ export class TreeScanner {
     this.dirs = nextDirs;
     // Every entry of `next` came from the cache unless `changed`: equal sizes mean equal sets.
     if (changed || next.size !== this.cache.size) this.dirty = true;
+    const previous = this.cache;
     this.cache = next;
     if (this.dirty && identity && this.options.cacheFile)
-      this.dirty = !writeStatCache(this.options.cacheFile, identity, next);
+      this.dirty = !this.persist(this.options.cacheFile, identity, previous, fresh);
     return { files, canonical, filesRead, dirsListed };
   }
 }
