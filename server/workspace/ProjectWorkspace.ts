@@ -731,7 +731,9 @@ export class ProjectWorkspace {
   }
 
   private commit(body: JournalBody): void {
-    const text = canonicalJson({ body, checksum: sha256Digest(canonicalJson(body)) });
+    // canonicalJson({ body, checksum }) with the body serialized once ("body" < "checksum").
+    const bodyText = canonicalJson(body);
+    const text = `{"body":${bodyText},"checksum":${JSON.stringify(sha256Digest(bodyText))}}`;
     fs.mkdirSync(this.journalDir, { recursive: true });
     const temp = join(this.journalDir, `${this.journalName}.${tempName()}`);
     writeFileDurably(temp, text);
@@ -830,16 +832,24 @@ export class ProjectWorkspace {
       if (recovering && existing && this.alreadyApplied(abs, existing, op)) continue;
       // plan() checked that the deletes above emptied this directory.
       if (existing?.isDirectory()) fs.rmdirSync(abs);
-      const bytes = this.store.get(op.contentHash);
-      if (bytes.length !== op.byteLength)
-        throw new WorkspaceError(
+      const mismatch = () =>
+        new WorkspaceError(
           'HASH_MISMATCH',
           `${describePath(op.path)}: byteLength does not match ${op.contentHash}`,
           { path: op.path },
         );
       const temp = join(this.abs(parent), tempName());
-      if (op.op === 'link') fs.symlinkSync(bytes.toString('utf8'), temp);
-      else writeFileNoSync(temp, bytes, op.executable ? 0o777 : 0o666);
+      if (op.op === 'link') {
+        const bytes = this.store.get(op.contentHash);
+        if (bytes.length !== op.byteLength) throw mismatch();
+        fs.symlinkSync(bytes.toString('utf8'), temp);
+      } else {
+        const length = this.store.rawLength(op.contentHash);
+        // Not stored: get() names the reason (NOT_FOUND).
+        if (length === null) this.store.get(op.contentHash);
+        if (length !== op.byteLength) throw mismatch();
+        writeBlobNoSync(temp, this.store, op.contentHash, op.executable ? 0o777 : 0o666);
+      }
       this.fault(`file-staged:${op.path}`);
       this.safeDir(parent, rootReal, false);
       fs.renameSync(temp, abs);
@@ -1018,15 +1028,20 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Writes a new file without fsync: `rollForward` flushes all of them once at the end. */
-function writeFileNoSync(path: string, bytes: Buffer, mode: number): void {
+/**
+ * Writes a stored blob to a new file without fsync (`rollForward` flushes all of them once at
+ * the end), streamed and checked by the store; a blob that proves damaged leaves no file.
+ */
+function writeBlobNoSync(path: string, store: ContentStore, hash: string, mode: number): void {
   const fd = fs.openSync(path, 'wx', mode);
   try {
-    let offset = 0;
-    while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
-  } finally {
+    store.writeTo(hash, fd);
+  } catch (err) {
     fs.closeSync(fd);
+    fs.rmSync(path, { force: true });
+    throw err;
   }
+  fs.closeSync(fd);
   // The umask may have cleared bits the manifest asks for.
   if (mode & 0o100) fs.chmodSync(path, fs.statSync(path).mode | 0o100);
 }
