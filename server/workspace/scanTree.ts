@@ -329,7 +329,11 @@ export class TreeScanner {
       let held = this.dirs.get(relDir);
       if (
         held &&
-        !(held.mtimeMs === dirSt.mtimeMs && held.ctimeMs === dirSt.ctimeMs && held.ino === dirSt.ino)
+        !(
+          held.mtimeMs === dirSt.mtimeMs &&
+          held.ctimeMs === dirSt.ctimeMs &&
+          held.ino === dirSt.ino
+        )
       )
         held = undefined;
       let entries: fs.Dirent[] | null = null;

@@ -109,7 +109,10 @@ export function readStatCache(
     return null;
   }
   if (out.size !== header.count) return null;
-  return { entries: out, onDisk: { baseSha: header.sha256, logLines: applyLog(path, header.sha256, out) } };
+  return {
+    entries: out,
+    onDisk: { baseSha: header.sha256, logLines: applyLog(path, header.sha256, out) },
+  };
 }
 
 /** Applies the log of the base `baseSha` to `entries`; returns how many lines it held. */

@@ -3,13 +3,15 @@
  *
  * Builds two identical trees in a temp dir (20,000 files, about 300 MB: source-like text, some
  * binaries, a node_modules folder that .gitignore excludes, symlinks, an executable), then runs,
- * on one tree, the studio's ProjectWorkspace in a child process (checkpointBenchStudio.ts) and,
+ * on one tree, the studio's ProjectWorkspace in a child process (checkpointBenchStudio.ts, bundled
+ * by esbuild and run by plain node, as `npm start` runs the server) and,
  * on the other, the git CLI with a separate git dir (`git add -A && git commit`, `git checkout`),
  * the way Cline and Roo keep their shadow repositories. Both do the same steps: first
  * checkpoint, checkpoint after one file changed, after 1,000 files changed, restore of one file,
  * restore of the whole tree; then store size on disk and peak RSS. Figures are printed side by
  * side with the targets (every figure at most 1.5x git's, the one-file checkpoint under 100 ms,
  * RSS under 200 MB). A miss is printed, never an exit code: this is a benchmark, not a test.
+ * Each side starts after a `sync`, so it does not pay for the other's dirty pages.
  *
  * Env: BENCH_FILES (default 20000), BENCH_MB (default 300), BENCH_KEEP=1 keeps the temp dir,
  * BENCH_PROFILE=<dir> writes a CPU profile of the studio side there (`node --cpu-prof`).
@@ -19,6 +21,7 @@ import * as fs from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { buildBenchTree, changeFiles, wipeTracked, type BenchTree } from './checkpointBenchTree.ts';
 
 const FILES = Number(process.env.BENCH_FILES ?? 20000);
@@ -37,6 +40,8 @@ interface SideResult {
   ms: Record<Step, number>;
   storeBytes: number;
   peakRssMb: number;
+  /** The studio side's peak RSS (MiB) after each step. */
+  rssAfter?: Record<Step, number>;
 }
 
 function git(
@@ -107,15 +112,34 @@ function runGit(tree: BenchTree, gitDir: string): SideResult {
   };
 }
 
-function runStudio(tree: BenchTree, dataDir: string): SideResult {
-  const child = fileURLToPath(new URL('./checkpointBenchStudio.ts', import.meta.url));
+/**
+ * The studio side compiled the way `npm start` runs the server (scripts/build-server.mjs: one
+ * esbuild bundle run by plain node), so its RSS is the workspace's, not the tsx loader's (about
+ * 40 MB of its own). Here the bundle also holds its packages, so it can live in the temp dir.
+ */
+async function bundleStudioChild(outDir: string): Promise<string> {
+  const outfile = join(outDir, 'checkpointBenchStudio.mjs');
+  await build({
+    entryPoints: [fileURLToPath(new URL('./checkpointBenchStudio.ts', import.meta.url))],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20.19',
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  return outfile;
+}
+
+function runStudio(tree: BenchTree, dataDir: string, child: string): SideResult {
   // The tree's file list is too long for one argv string (128 KiB): pass it in a file.
   const jobFile = join(dataDir, '..', 'studio-job.json');
   fs.writeFileSync(jobFile, JSON.stringify({ tree, dataDir }));
   const profile = process.env.BENCH_PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_PROFILE)}`]
     : [];
-  const r = spawnSync(process.execPath, [...profile, '--import', 'tsx', child, jobFile], {
+  const r = spawnSync(process.execPath, [...profile, child, jobFile], {
     encoding: 'utf8',
     maxBuffer: 64 * 1024 * 1024,
     cwd: process.cwd(),
@@ -130,7 +154,12 @@ function fmtMs(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`;
 }
 
-function main(): void {
+/** Writes back every dirty page first, so neither side pays for the other's (or the build's) writes. */
+function settle(): void {
+  spawnSync('sync', { stdio: 'ignore' });
+}
+
+async function main(): Promise<void> {
   const base = fs.mkdtempSync(join(tmpdir(), 'bench-checkpoints-'));
   try {
     console.log(`uptime: ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`);
@@ -147,7 +176,10 @@ function main(): void {
         `${(studioTree.bytes / 1e6).toFixed(0)} MB, ${studioTree.links} symlinks, 1 executable; ` +
         `built twice in ${fmtMs(performance.now() - t0)}`,
     );
-    const studio = runStudio(studioTree, join(base, 'studio-data'));
+    const child = await bundleStudioChild(base);
+    settle();
+    const studio = runStudio(studioTree, join(base, 'studio-data'), child);
+    settle();
     const shadow = runGit(gitTree, join(base, 'shadow.git'));
 
     const rows: [string, string, string, string, string][] = [];
@@ -191,6 +223,10 @@ function main(): void {
           .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
           .join('  '),
       );
+    if (studio.rssAfter)
+      console.log(
+        `studio peak RSS after each step (MiB): ${STEPS.map(({ step }) => `${step} ${studio.rssAfter![step]}`).join(', ')}`,
+      );
     console.log(`uptime: ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`);
   } finally {
     if (process.env.BENCH_KEEP === '1') console.log(`kept ${resolve(base)}`);
@@ -198,4 +234,4 @@ function main(): void {
   }
 }
 
-main();
+await main();

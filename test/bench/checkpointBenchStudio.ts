@@ -20,23 +20,27 @@ const ws = new ProjectWorkspace({
   journalDir: join(dataDir, 'journal'),
 });
 
-function timed<T>(fn: () => T): { ms: number; value: T } {
+/** Peak RSS (MB) after each step, so a miss says which step set it. */
+const rssAfter: Record<string, number> = {};
+function timed<T>(step: string, fn: () => T): { ms: number; value: T } {
   const started = performance.now();
   const value = fn();
-  return { ms: performance.now() - started, value };
+  const ms = performance.now() - started;
+  rssAfter[step] = Math.round(process.resourceUsage().maxRSS / 1024);
+  return { ms, value };
 }
 
-const first = timed(() => ws.snapshot());
+const first = timed('first', () => ws.snapshot());
 changeFiles(tree, 1, 1);
-const one = timed(() => ws.snapshot());
+const one = timed('one', () => ws.snapshot());
 changeFiles(tree, 1000, 2);
-const thousand = timed(() => ws.snapshot());
+const thousand = timed('thousand', () => ws.snapshot());
 changeFiles(tree, 1, 3);
-const restoreOne = timed(() => ws.restore(ws.manifest(thousand.value.contentHash)));
+const restoreOne = timed('restoreOne', () => ws.restore(ws.manifest(thousand.value.contentHash)));
 if (restoreOne.value.contentHash !== thousand.value.contentHash)
   throw new Error('restore of one file did not give back the checkpoint');
 wipeTracked(tree);
-const restoreAll = timed(() => ws.restore(ws.manifest(first.value.contentHash)));
+const restoreAll = timed('restoreAll', () => ws.restore(ws.manifest(first.value.contentHash)));
 if (restoreAll.value.contentHash !== first.value.contentHash)
   throw new Error('restore of the whole tree did not give back the checkpoint');
 
@@ -50,6 +54,7 @@ console.log(
       restoreAll: restoreAll.ms,
     },
     peakRssMb: process.resourceUsage().maxRSS / 1024,
+    rssAfter,
     files: first.value.files.length,
   }),
 );
