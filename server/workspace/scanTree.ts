@@ -35,7 +35,10 @@ const HASH_CHUNK = 1024 * 1024;
 const SCRATCH_KEEP = 8 * 1024 * 1024;
 
 /** A file as the last scan saw it: when its stat still matches, its bytes are not read again. */
-type CacheEntry = StatCacheEntry;
+interface CacheEntry extends StatCacheEntry {
+  /** The scan that last saw the file (entries no scan saw are dropped at its end). */
+  seen?: number;
+}
 
 /** A captured entry of a directory listing (not ignored, not `.git`, not a temp file). */
 interface DirChild {
@@ -100,6 +103,7 @@ export interface ScanResult {
 export class TreeScanner {
   private cache = new Map<string, CacheEntry>();
   private dirs = new Map<string, DirListing>();
+  private generation = 0;
   private scratch: Buffer = Buffer.alloc(0);
   /** The identity the persisted cache was loaded for (null: not loaded yet). */
   private loadedFor: string | null = null;
@@ -184,14 +188,15 @@ export class TreeScanner {
   }
 
   /**
-   * Writes the cache back: the entries that changed since `previous` (what the file holds) as a
-   * log append while the log is short, else the whole file. True when the file equals the cache.
+   * Writes the cache back: the entries the scan set (`fresh`) or dropped since the file was
+   * written, as a log append while the log is short, else the whole file. True when the file
+   * equals the cache.
    */
   private persist(
     file: string,
     identity: StatCacheIdentity,
-    previous: ReadonlyMap<string, CacheEntry>,
     fresh: readonly string[],
+    dropped: readonly string[],
   ): boolean {
     const next = this.cache;
     if (this.onDisk) {
@@ -200,8 +205,6 @@ export class TreeScanner {
         const entry = next.get(rel);
         if (entry) set.push(entry);
       }
-      const dropped: string[] = [];
-      for (const rel of previous.keys()) if (!next.has(rel)) dropped.push(rel);
       const lines = this.onDisk.logLines + set.length + dropped.length;
       if (lines <= Math.max(1024, next.size >> 2)) {
         if (set.length + dropped.length === 0) return true;
@@ -268,9 +271,13 @@ export class TreeScanner {
     const startedAt = Date.now();
     const identity = this.options.cacheFile ? this.identity() : null;
     this.loadPersisted(identity);
-    const next = new Map<string, CacheEntry>();
-    /** Paths whose entry in `next` is new (not the cached one). */
+    // The cache is updated in place: a rescan of an unchanged tree writes nothing to it.
+    const cache = this.cache;
+    const generation = ++this.generation;
+    let kept = 0;
+    /** Paths whose cached entry this scan set or dropped. */
     const fresh: string[] = [];
+    const dropped: string[] = [];
     let changed = false;
     const files: ManifestFile[] = [];
     const canonical: string[] = [];
@@ -405,7 +412,7 @@ export class TreeScanner {
         const st = fs.lstatSync(abs);
         // The entry may have changed kind between readdir and lstat.
         if (!st.isFile() && !st.isSymbolicLink()) continue;
-        const hit = this.cache.get(rel);
+        const hit = cache.get(rel);
         let entry: CacheEntry;
         if (
           hit &&
@@ -439,21 +446,39 @@ export class TreeScanner {
           };
         }
         if (startedAt - st.mtimeMs > 1000) {
-          next.set(rel, entry);
-          if (entry !== hit) fresh.push(rel);
+          if (entry !== hit) {
+            cache.set(rel, entry);
+            fresh.push(rel);
+          }
+          entry.seen = generation;
+          kept += 1;
+        } else if (hit) {
+          cache.delete(rel);
+          dropped.push(rel);
         }
         files.push(entry.file);
         canonical.push(entry.canonical);
       }
     };
-    visit(this.root, '', rootLayers);
+    try {
+      visit(this.root, '', rootLayers);
+    } catch (err) {
+      // Entries this scan set or dropped are not all logged: the next write rewrites the file.
+      this.onDisk = null;
+      this.dirty = true;
+      throw err;
+    }
     this.dirs = nextDirs;
-    // Every entry of `next` came from the cache unless `changed`: equal sizes mean equal sets.
-    if (changed || next.size !== this.cache.size) this.dirty = true;
-    const previous = this.cache;
-    this.cache = next;
+    // Every entry left was seen unless some file is gone: then drop what no scan saw.
+    if (kept !== cache.size)
+      for (const [rel, entry] of cache)
+        if (entry.seen !== generation) {
+          cache.delete(rel);
+          dropped.push(rel);
+        }
+    if (changed || fresh.length > 0 || dropped.length > 0) this.dirty = true;
     if (this.dirty && identity && this.options.cacheFile)
-      this.dirty = !this.persist(this.options.cacheFile, identity, previous, fresh);
+      this.dirty = !this.persist(this.options.cacheFile, identity, fresh, dropped);
     return { files, canonical, filesRead, dirsListed };
   }
 }
