@@ -139,8 +139,11 @@ interface JournalBody {
  * 2. Write the journal (ops + the target's hash) to a temp file in `journalDir`, fsync, rename it
  *    to `<projectId>.journal.json`: the commit point.
  * 3. Roll forward: delete removed files, remove the directories that left empty, then write each
- *    file or link to a temp name (`.studio-tmp-*`) next to it and rename it into place, and set
- *    modes. Then flush the file system once (`sync -f`, else an fsync per file).
+ *    file or link: one that replaces something goes to a temp name (`.studio-tmp-*`) next to it
+ *    and is renamed into place; one whose path is free is created there directly (O_EXCL, as
+ *    git's checkout does; its `file-staged` and `file-renamed` steps then coincide), since a
+ *    crash mid-write leaves a torn file that recovery finds not applied and replaces. Then set
+ *    modes and flush the file system once (`sync -f`, else an fsync per file).
  * 4. Delete the journal.
  *
  * Before every step of 3 the parent directory is checked: each component below the root must
@@ -838,7 +841,12 @@ export class ProjectWorkspace {
           `${describePath(op.path)}: byteLength does not match ${op.contentHash}`,
           { path: op.path },
         );
-      const temp = join(this.abs(parent), tempName());
+      // Nothing in the way: write under the final name at once (O_EXCL, so never through
+      // anything that appeared there). A crash mid-write leaves a torn file that recovery finds
+      // not applied and replaces. Something there: stage beside it and rename over it.
+      const direct = !existing || existing.isDirectory();
+      const temp = direct ? abs : join(this.abs(parent), tempName());
+      let written: fs.Stats | null = null;
       if (op.op === 'link') {
         const bytes = this.store.get(op.contentHash);
         if (bytes.length !== op.byteLength) throw mismatch();
@@ -848,12 +856,16 @@ export class ProjectWorkspace {
         // Not stored: get() names the reason (NOT_FOUND).
         if (length === null) this.store.get(op.contentHash);
         if (length !== op.byteLength) throw mismatch();
-        writeBlobNoSync(temp, this.store, op.contentHash, op.executable ? 0o777 : 0o666);
+        written = writeBlobNoSync(temp, this.store, op.contentHash, op.executable ? 0o777 : 0o666);
       }
       this.fault(`file-staged:${op.path}`);
-      this.safeDir(parent, rootReal, false);
-      fs.renameSync(temp, abs);
-      this.scanner.seed(op.path, fs.lstatSync(abs), {
+      if (!direct) {
+        this.safeDir(parent, rootReal, false);
+        fs.renameSync(temp, abs);
+        // A rename moves the file's ctime: stat it where it is now.
+        written = null;
+      }
+      this.scanner.seed(op.path, written ?? fs.lstatSync(abs), {
         target: 'SERVER',
         path: op.path,
         contentHash: op.contentHash,
@@ -1031,19 +1043,23 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /**
  * Writes a stored blob to a new file without fsync (`rollForward` flushes all of them once at
  * the end), streamed and checked by the store; a blob that proves damaged leaves no file.
+ * Returns the new file's stat, taken once its mode is final.
  */
-function writeBlobNoSync(path: string, store: ContentStore, hash: string, mode: number): void {
+function writeBlobNoSync(path: string, store: ContentStore, hash: string, mode: number): fs.Stats {
   const fd = fs.openSync(path, 'wx', mode);
+  let st: fs.Stats;
   try {
     store.writeTo(hash, fd);
+    // The umask may have cleared bits the manifest asks for.
+    if (mode & 0o100) fs.fchmodSync(fd, fs.fstatSync(fd).mode | 0o100);
+    st = fs.fstatSync(fd);
   } catch (err) {
     fs.closeSync(fd);
     fs.rmSync(path, { force: true });
     throw err;
   }
   fs.closeSync(fd);
-  // The umask may have cleared bits the manifest asks for.
-  if (mode & 0o100) fs.chmodSync(path, fs.statSync(path).mode | 0o100);
+  return st;
 }
 
 function fsyncPath(path: string): void {
