@@ -179,6 +179,27 @@ describe.each(['restore', 'applyChanges'] as const)('a crash during %s', (kind) 
   });
 });
 
+describe('a crash in the middle of writing a file created in place', () => {
+  it('leaves a torn file that recovery finds not applied and replaces', () => {
+    const { after } = referenceTrees('restore');
+    const op = prepare('restore');
+    // new/deep/n.ts did not exist: it is written under its final name, not staged and renamed.
+    expect(() =>
+      op(
+        env.workspace((s) => {
+          if (s === 'file-staged:new/deep/n.ts') throw new Crash(s);
+        }),
+      ),
+    ).toThrow(Crash);
+    expect(readTree(env.root)['new/deep/n.ts']).toBe('n\n');
+    // As if the process had died halfway through the write (and before the execute bit).
+    fs.writeFileSync(`${env.root}/new/deep/n.ts`, '');
+    const fresh = env.workspace();
+    expect(fresh.recover()).toEqual({ rolledForward: true });
+    expect(readTree(env.root)).toEqual(after);
+  });
+});
+
 describe('a real process death (SIGKILL) during restore', () => {
   const child = fileURLToPath(new URL('./restoreCrashChild.ts', import.meta.url));
 

@@ -139,8 +139,11 @@ interface JournalBody {
  * 2. Write the journal (ops + the target's hash) to a temp file in `journalDir`, fsync, rename it
  *    to `<projectId>.journal.json`: the commit point.
  * 3. Roll forward: delete removed files, remove the directories that left empty, then write each
- *    file or link to a temp name (`.studio-tmp-*`) next to it and rename it into place, and set
- *    modes. Then flush the file system once (`sync -f`, else an fsync per file).
+ *    file or link: one that replaces something goes to a temp name (`.studio-tmp-*`) next to it
+ *    and is renamed into place; one whose path is free is created there directly (O_EXCL, as
+ *    git's checkout does; its `file-staged` and `file-renamed` steps then coincide), since a
+ *    crash mid-write leaves a torn file that recovery finds not applied and replaces. Then set
+ *    modes and flush the file system once (`sync -f`, else an fsync per file).
  * 4. Delete the journal.
  *
  * Before every step of 3 the parent directory is checked: each component below the root must
@@ -250,6 +253,7 @@ export class ProjectWorkspace {
         throw err;
       }
       const parsed = JSON.parse(text.toString('utf8')) as { files: ManifestFile[] };
+      manifestHashes.set(parsed.files, contentHash);
       this.remember(contentHash, parsed.files);
       return parsed.files;
     });
@@ -269,6 +273,7 @@ export class ProjectWorkspace {
       this.store.putHashed(hash, Buffer.from(text, 'utf8'));
       this.store.flush();
     }
+    manifestHashes.set(sorted, hash);
     this.remember(hash, sorted);
     return hash;
   }
@@ -406,7 +411,7 @@ export class ProjectWorkspace {
   /** What `restore(files)` would do to the folder as it is now; touches nothing. */
   previewRestore(files: readonly ManifestFile[]): RestorePlan {
     return this.guard(() => {
-      const target = validateRestoreManifest(files);
+      const target = this.restoreTarget(files);
       return this.plan(this.scanFolder(true, false).files, target).summary;
     });
   }
@@ -423,7 +428,7 @@ export class ProjectWorkspace {
   restore(files: readonly ManifestFile[]): RestoreResult {
     return this.guard(() => {
       this.refuseIfPending();
-      const target = validateRestoreManifest(files);
+      const target = this.restoreTarget(files);
       const current = this.scanFolder(true, false).files;
       const { ops, summary } = this.plan(current, target);
       for (const op of ops) {
@@ -436,7 +441,7 @@ export class ProjectWorkspace {
           );
       }
       this.fault('validated');
-      const targetHash = canonicalManifestHash(target);
+      const targetHash = manifestHashes.get(target) ?? canonicalManifestHash(target);
       if (ops.length > 0)
         this.commit({
           version: 2,
@@ -484,6 +489,22 @@ export class ProjectWorkspace {
   /** True while a committed change has not been fully applied; `recover()` completes it. */
   hasPendingJournal(): boolean {
     return fs.existsSync(this.journalPath);
+  }
+
+  /**
+   * `files` checked and reduced to manifest fields (see validateRestoreManifest); a list this
+   * workspace produced itself (a scan, a stored manifest it read back, a list it checked before)
+   * is used as it is. Those lists are never mutated: they are shared with the scan cache.
+   */
+  private restoreTarget(files: readonly ManifestFile[]): ManifestFile[] {
+    const known = checkedManifests.get(files);
+    if (known) return known as ManifestFile[];
+    const checked = validateRestoreManifest(files);
+    checkedManifests.set(files, checked);
+    checkedManifests.set(checked, checked);
+    const hash = manifestHashes.get(files);
+    if (hash) manifestHashes.set(checked, hash);
+    return checked;
   }
 
   private fault(step: string): void {
@@ -589,6 +610,9 @@ export class ProjectWorkspace {
     const contentHash = sha256Digest(text);
     if (storeContent && !store.has(contentHash))
       store.putHashed(contentHash, Buffer.from(text, 'utf8'));
+    // A scan's list holds only valid, sorted, unique paths (the walk checks each name).
+    checkedManifests.set(result.files, result.files);
+    manifestHashes.set(result.files, contentHash);
     this.remember(contentHash, result.files);
     return { files: result.files, contentHash };
   }
@@ -611,19 +635,18 @@ export class ProjectWorkspace {
       modeChanged: [],
       notRestorable: [],
     };
-    const currentPaths = new Set(current.map((f) => f.path));
-    const targetPaths = new Set(target.map((f) => f.path));
-    const goingAway = (rel: string): boolean => currentPaths.has(rel) && !targetPaths.has(rel);
     const cantPutBack = (path: string, reason: string) =>
       summary.notRestorable.push({ path, reason });
 
     for (const f of diff.removed) {
-      if (f.notCaptured) {
-        cantPutBack(f.path, 'over the per-file cap now, so it is kept as it is');
-        targetPaths.add(f.path);
-      } else summary.removed.push(f);
+      if (f.notCaptured) cantPutBack(f.path, 'over the per-file cap now, so it is kept as it is');
+      else summary.removed.push(f);
     }
+    // Paths in the folder's manifest that the change deletes (those are all it loses).
+    const removedPaths = new Set(summary.removed.map((f) => f.path));
+    const goingAway = (rel: string): boolean => removedPaths.has(rel);
     const toWrite: ManifestFile[] = [];
+    const changedPaths = new Set(diff.changed.map((c) => c.path));
     for (const f of diff.added) {
       if (f.notCaptured) cantPutBack(f.path, 'not captured: over the cap');
       else {
@@ -674,7 +697,7 @@ export class ProjectWorkspace {
           `Cannot write ${describePath(f.path)}: a non-empty directory is there`,
           { path: f.path },
         );
-      if (here && !here.isDirectory() && !currentPaths.has(f.path)) {
+      if (here && !here.isDirectory() && !changedPaths.has(f.path)) {
         // Something the project ignores is there: a restore never overwrites what it did not capture.
         cantPutBack(f.path, 'a file the project ignores is in its place');
         summary.added = summary.added.filter((a) => a.path !== f.path);
@@ -711,7 +734,9 @@ export class ProjectWorkspace {
   }
 
   private commit(body: JournalBody): void {
-    const text = canonicalJson({ body, checksum: sha256Digest(canonicalJson(body)) });
+    // canonicalJson({ body, checksum }) with the body serialized once ("body" < "checksum").
+    const bodyText = canonicalJson(body);
+    const text = `{"body":${bodyText},"checksum":${JSON.stringify(sha256Digest(bodyText))}}`;
     fs.mkdirSync(this.journalDir, { recursive: true });
     const temp = join(this.journalDir, `${this.journalName}.${tempName()}`);
     writeFileDurably(temp, text);
@@ -770,7 +795,9 @@ export class ProjectWorkspace {
     const rootReal = body.rootReal;
     fs.mkdirSync(this.root, { recursive: true });
     this.safeDir('', rootReal, false);
-    this.sweepFolderTemps();
+    // Temp files of an interrupted change are recovery's to sweep: a change that follows a clean
+    // run (or a recover()) has none to meet, and scans skip the prefix anyway.
+    if (recovering) this.sweepFolderTemps();
     const touchedDirs = new Set<string>(['']);
     const touchedFiles: string[] = [];
     const deletes = body.ops.filter((op) => op.op === 'delete');
@@ -808,20 +835,37 @@ export class ProjectWorkspace {
       if (recovering && existing && this.alreadyApplied(abs, existing, op)) continue;
       // plan() checked that the deletes above emptied this directory.
       if (existing?.isDirectory()) fs.rmdirSync(abs);
-      const bytes = this.store.get(op.contentHash);
-      if (bytes.length !== op.byteLength)
-        throw new WorkspaceError(
+      const mismatch = () =>
+        new WorkspaceError(
           'HASH_MISMATCH',
           `${describePath(op.path)}: byteLength does not match ${op.contentHash}`,
           { path: op.path },
         );
-      const temp = join(this.abs(parent), tempName());
-      if (op.op === 'link') fs.symlinkSync(bytes.toString('utf8'), temp);
-      else writeFileNoSync(temp, bytes, op.executable ? 0o777 : 0o666);
+      // Nothing in the way: write under the final name at once (O_EXCL, so never through
+      // anything that appeared there). A crash mid-write leaves a torn file that recovery finds
+      // not applied and replaces. Something there: stage beside it and rename over it.
+      const direct = !existing || existing.isDirectory();
+      const temp = direct ? abs : join(this.abs(parent), tempName());
+      let written: fs.Stats | null = null;
+      if (op.op === 'link') {
+        const bytes = this.store.get(op.contentHash);
+        if (bytes.length !== op.byteLength) throw mismatch();
+        fs.symlinkSync(bytes.toString('utf8'), temp);
+      } else {
+        const length = this.store.rawLength(op.contentHash);
+        // Not stored: get() names the reason (NOT_FOUND).
+        if (length === null) this.store.get(op.contentHash);
+        if (length !== op.byteLength) throw mismatch();
+        written = writeBlobNoSync(temp, this.store, op.contentHash, op.executable ? 0o777 : 0o666);
+      }
       this.fault(`file-staged:${op.path}`);
-      this.safeDir(parent, rootReal, false);
-      fs.renameSync(temp, abs);
-      this.scanner.seed(op.path, fs.lstatSync(abs), {
+      if (!direct) {
+        this.safeDir(parent, rootReal, false);
+        fs.renameSync(temp, abs);
+        // A rename moves the file's ctime: stat it where it is now.
+        written = null;
+      }
+      this.scanner.seed(op.path, written ?? fs.lstatSync(abs), {
         target: 'SERVER',
         path: op.path,
         contentHash: op.contentHash,
@@ -972,6 +1016,13 @@ export class ProjectWorkspace {
   }
 }
 
+/**
+ * Manifest lists the workspace handed out or checked (never mutated afterwards): what
+ * validateRestoreManifest made of each, and the hashes of those whose hash is known.
+ */
+const checkedManifests = new WeakMap<readonly ManifestFile[], readonly ManifestFile[]>();
+const manifestHashes = new WeakMap<readonly ManifestFile[], string>();
+
 function stateOf(files: ManifestFile[]): WorkspaceState {
   return { files, contentHash: canonicalManifestHash(files) };
 }
@@ -989,17 +1040,26 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Writes a new file without fsync: `rollForward` flushes all of them once at the end. */
-function writeFileNoSync(path: string, bytes: Buffer, mode: number): void {
+/**
+ * Writes a stored blob to a new file without fsync (`rollForward` flushes all of them once at
+ * the end), streamed and checked by the store; a blob that proves damaged leaves no file.
+ * Returns the new file's stat, taken once its mode is final.
+ */
+function writeBlobNoSync(path: string, store: ContentStore, hash: string, mode: number): fs.Stats {
   const fd = fs.openSync(path, 'wx', mode);
+  let st: fs.Stats;
   try {
-    let offset = 0;
-    while (offset < bytes.length) offset += fs.writeSync(fd, bytes, offset, bytes.length - offset);
-  } finally {
+    store.writeTo(hash, fd);
+    // The umask may have cleared bits the manifest asks for.
+    if (mode & 0o100) fs.fchmodSync(fd, fs.fstatSync(fd).mode | 0o100);
+    st = fs.fstatSync(fd);
+  } catch (err) {
     fs.closeSync(fd);
+    fs.rmSync(path, { force: true });
+    throw err;
   }
-  // The umask may have cleared bits the manifest asks for.
-  if (mode & 0o100) fs.chmodSync(path, fs.statSync(path).mode | 0o100);
+  fs.closeSync(fd);
+  return st;
 }
 
 function fsyncPath(path: string): void {

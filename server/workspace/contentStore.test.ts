@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
@@ -71,6 +72,28 @@ describe('ContentStore', () => {
     fs.writeSync(fd, Buffer.from([0xff, 0xff, 0xff]), 0, 3, 2);
     fs.closeSync(fd);
     expect(codeOf(() => new ContentStore(dir).get(hash))).toBe('HASH_MISMATCH');
+  });
+
+  it('streams a large raw blob to a file exactly, and refuses a damaged one after copying', () => {
+    const store = new ContentStore(dir);
+    // Incompressible and over the 1 MiB copy piece: stored raw, copied in pieces.
+    const big = randomBytes(3 * 1024 * 1024 + 17);
+    const hash = store.put(big);
+    store.flush();
+    const out = join(dir, 'out.bin');
+    const fd = fs.openSync(out, 'w');
+    expect(store.writeTo(hash, fd)).toBe(big.length);
+    fs.closeSync(fd);
+    expect(fs.readFileSync(out).equals(big)).toBe(true);
+    expect(store.rawLength(hash)).toBe(big.length);
+
+    const pack = packFiles().find((f) => f.endsWith('.pack'))!;
+    const packFd = fs.openSync(join(dir, 'packs', pack), 'r+');
+    fs.writeSync(packFd, Buffer.from([0xee]), 0, 1, 2 * 1024 * 1024 + 5);
+    fs.closeSync(packFd);
+    const fd2 = fs.openSync(join(dir, 'out2.bin'), 'w');
+    expect(codeOf(() => new ContentStore(dir).writeTo(hash, fd2))).toBe('HASH_MISMATCH');
+    fs.closeSync(fd2);
   });
 
   it('still reads a blob of the older loose layout', () => {

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { DIGEST, sha256Digest } from './manifest.ts';
@@ -44,6 +44,8 @@ const IDX_ENTRY = 64;
 /** Blobs smaller than this are stored as they are: deflate would not pay for its header. */
 const MIN_COMPRESS = 64;
 const SAMPLE = 16 * 1024;
+/** Piece size of `writeTo`: larger raw blobs are copied through one buffer of this size. */
+const COPY_CHUNK = 1024 * 1024;
 
 /**
  * Immutable file contents keyed by `sha256:<hex>`, compressed and written in packs.
@@ -63,6 +65,12 @@ export class ContentStore {
   readonly dir: string;
   private readonly packDir: string;
   private readonly index = new Map<string, PackEntry>();
+  /**
+   * Digests (`sha256:<hex>`, the callers' own strings) `has` found in `index`: a scan asks for
+   * every file, with the same strings each time, so this is one lookup of an already hashed key.
+   * Cleared whenever blobs leave the index.
+   */
+  private readonly found = new Set<string>();
   private readonly readFds = new Map<string, number>();
   private readonly knownIdx = new Set<string>();
   private open: OpenPack | null = null;
@@ -139,6 +147,7 @@ export class ContentStore {
       this.knownIdx.add(pack.id);
     } catch (err) {
       for (const { hex } of pack.entries) this.index.delete(hex);
+      this.found.clear();
       throw new WorkspaceError('IO', `Could not seal a blob pack: ${errnoOf(err)}`, {
         cause: err,
       });
@@ -191,10 +200,68 @@ export class ContentStore {
     return bytes;
   }
 
+  /**
+   * Writes a blob's bytes to `fd` (at its current position) without holding a stored blob
+   * whole: raw blobs are copied in 1 MiB pieces through one reused buffer, deflated ones are
+   * inflated one at a time. The bytes are hashed on the way and `HASH_MISMATCH` is thrown at the
+   * end if they are not the blob's, so write to a file that is not in place yet (a temp file).
+   */
+  writeTo(hash: string, fd: number): number {
+    const entry = DIGEST.test(hash) ? this.index.get(hash.slice(7)) : undefined;
+    if (!entry || entry.method === 1 || entry.storedLength <= COPY_CHUNK) {
+      const bytes = this.get(hash);
+      writeAll(fd, bytes, bytes.length);
+      return bytes.length;
+    }
+    const digest = createHash('sha256');
+    const buf = this.copyBuffer();
+    let done = 0;
+    try {
+      const from = this.readFd(entry.pack);
+      while (done < entry.storedLength) {
+        const want = Math.min(COPY_CHUNK, entry.storedLength - done);
+        const n = fs.readSync(from, buf, 0, want, entry.offset + done);
+        if (n === 0) break;
+        digest.update(buf.subarray(0, n));
+        writeAll(fd, buf, n);
+        done += n;
+      }
+    } catch (err) {
+      throw new WorkspaceError('IO', `Could not copy blob ${hash}: ${errnoOf(err)}`, {
+        cause: err,
+      });
+    }
+    if (done !== entry.storedLength)
+      throw new WorkspaceError('HASH_MISMATCH', `Stored content for ${hash} is truncated`);
+    if ('sha256:' + digest.digest('hex') !== hash)
+      throw new WorkspaceError('HASH_MISMATCH', `Stored content for ${hash} is damaged`);
+    return done;
+  }
+
+  private copyBuf: Buffer | null = null;
+  private copyBuffer(): Buffer {
+    this.copyBuf ??= Buffer.allocUnsafe(COPY_CHUNK);
+    return this.copyBuf;
+  }
+
+  /** The stored size of a blob's bytes (its byteLength), or null when it is not stored. */
+  rawLength(hash: string): number | null {
+    if (!this.has(hash)) return null;
+    const entry = this.index.get(hash.slice(7));
+    return entry ? entry.rawLength : fs.statSync(this.loosePath(hash.slice(7))).size;
+  }
+
   has(hash: string): boolean {
+    // A packed blob is one map lookup (a scan asks this for every file); the regex and the
+    // stat of the older loose layout only for the rest.
+    if (this.found.has(hash)) return true;
+    // (Index keys are 64 lowercase hex digits, so a hit is a valid digest.)
+    if (hash.length === 71 && hash.startsWith('sha256:') && this.index.has(hash.slice(7))) {
+      this.found.add(hash);
+      return true;
+    }
     if (!DIGEST.test(hash)) return false;
-    const hex = hash.slice(7);
-    return this.index.has(hex) || this.hasLoose(hex);
+    return this.hasLoose(hash.slice(7));
   }
 
   /** Bytes on disk under `dir` (packs, indexes and loose blobs). */
@@ -252,6 +319,7 @@ export class ContentStore {
       if (live.length > 0 && liveBytes * 2 >= allBytes) continue;
       const copies = live.map((e) => ({ hex: e.hex, bytes: this.get(`sha256:${e.hex}`) }));
       for (const { hex } of entries) this.index.delete(hex);
+      this.found.clear();
       for (const c of copies) this.putHashed(`sha256:${c.hex}`, c.bytes);
       this.flush();
       result.bytesFreed += fs.statSync(packPath).size;
@@ -274,6 +342,7 @@ export class ContentStore {
   }
 
   private dropPack(id: string): void {
+    this.found.clear();
     const fd = this.readFds.get(id);
     if (fd !== undefined) fs.closeSync(fd);
     this.readFds.delete(id);
@@ -327,6 +396,11 @@ function compressible(buf: Buffer): boolean {
   if (buf.length <= SAMPLE) return true;
   const sample = buf.subarray(0, SAMPLE);
   return deflateRawSync(sample, { level: 1 }).length < sample.length * 0.9;
+}
+
+function writeAll(fd: number, buf: Buffer, length: number): void {
+  let offset = 0;
+  while (offset < length) offset += fs.writeSync(fd, buf, offset, length - offset);
 }
 
 function encodeIndex(entries: readonly { hex: string; entry: PackEntry }[]): Buffer {

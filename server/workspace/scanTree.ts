@@ -3,11 +3,13 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { TEMP_PREFIX } from './durableFs.ts';
 import {
+  appendStatCacheLog,
   readStatCache,
   sweepStatCacheTemps,
   writeStatCache,
   type StatCacheEntry,
   type StatCacheIdentity,
+  type StatCacheOnDisk,
 } from './statCacheFile.ts';
 import {
   IgnoreFileCache,
@@ -33,7 +35,33 @@ const HASH_CHUNK = 1024 * 1024;
 const SCRATCH_KEEP = 8 * 1024 * 1024;
 
 /** A file as the last scan saw it: when its stat still matches, its bytes are not read again. */
-type CacheEntry = StatCacheEntry;
+interface CacheEntry extends StatCacheEntry {
+  /** The scan that last saw the file (entries no scan saw are dropped at its end). */
+  seen?: number;
+}
+
+/** A captured entry of a directory listing (not ignored, not `.git`, not a temp file). */
+interface DirChild {
+  rel: string;
+  abs: string;
+  dir: boolean;
+}
+
+/**
+ * A directory as the last scan listed it: while its mtime, ctime and inode are unchanged its
+ * names are (creating, deleting or renaming an entry changes the directory's mtime), and while
+ * the ignore layers above it are the same, so are the decisions; the scan then neither lists it
+ * nor matches its names again (git's untracked cache does the same).
+ */
+interface DirListing {
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
+  hasGitignore: boolean;
+  hasStudioIgnore: boolean;
+  layersKey: string;
+  children: readonly DirChild[];
+}
 
 export interface ScanOptions {
   /** Files larger than this are recorded with `notCaptured: 'OVER_CAP'`, never read whole. */
@@ -53,6 +81,8 @@ export interface ScanResult {
   canonical: string[];
   /** How many files were read (stat cache misses). */
   filesRead: number;
+  /** How many directories were listed (listing cache misses). */
+  dirsListed: number;
 }
 
 /**
@@ -66,15 +96,23 @@ export interface ScanResult {
  * did not change is not read. A file modified within 1 s of the scan is not cached (its mtime
  * may not have ticked yet), so a quick second write is never missed. With `cacheFile` the cache
  * is loaded by the first scan and written back after a scan that changed it, so a restart does
- * not read the whole tree again.
+ * not read the whole tree again. Directory listings are cached the same way in memory (see
+ * {@link DirListing}): a rescan of an unchanged tree lstats every directory and file but lists
+ * and matches ignore rules only in directories whose entries changed.
  */
 export class TreeScanner {
   private cache = new Map<string, CacheEntry>();
+  private dirs = new Map<string, DirListing>();
+  private generation = 0;
   private scratch: Buffer = Buffer.alloc(0);
   /** The identity the persisted cache was loaded for (null: not loaded yet). */
   private loadedFor: string | null = null;
   /** True when `cache` differs from what `cacheFile` holds. */
   private dirty = false;
+  /** What `cacheFile` holds when it equals `cache` but for the scans since (null: unknown). */
+  private onDisk: StatCacheOnDisk | null = null;
+  /** Paths `seed` changed since the file was last written. */
+  private readonly seeded = new Set<string>();
   private readonly ignoreFiles = new IgnoreFileCache();
   private readonly root: string;
   private readonly options: ScanOptions;
@@ -97,6 +135,7 @@ export class TreeScanner {
    */
   seed(rel: string, st: fs.Stats, file: ManifestFile): void {
     this.dirty = true;
+    this.seeded.add(rel);
     this.cache.set(rel, {
       size: st.size,
       mtimeMs: st.mtimeMs,
@@ -143,7 +182,42 @@ export class TreeScanner {
   /** Forgets every cached stat (the next scan reads every file). */
   invalidate(): void {
     this.cache = new Map();
+    this.dirs = new Map();
+    this.onDisk = null;
     this.dirty = true;
+  }
+
+  /**
+   * Writes the cache back: the entries the scan set (`fresh`) or dropped since the file was
+   * written, as a log append while the log is short, else the whole file. True when the file
+   * equals the cache.
+   */
+  private persist(
+    file: string,
+    identity: StatCacheIdentity,
+    fresh: readonly string[],
+    dropped: readonly string[],
+  ): boolean {
+    const next = this.cache;
+    if (this.onDisk) {
+      const set: CacheEntry[] = [];
+      for (const rel of new Set([...fresh, ...this.seeded])) {
+        const entry = next.get(rel);
+        if (entry) set.push(entry);
+      }
+      const lines = this.onDisk.logLines + set.length + dropped.length;
+      if (lines <= Math.max(1024, next.size >> 2)) {
+        if (set.length + dropped.length === 0) return true;
+        if (appendStatCacheLog(file, this.onDisk, set, dropped)) {
+          this.onDisk = { ...this.onDisk, logLines: lines };
+          this.seeded.clear();
+          return true;
+        }
+      }
+    }
+    this.onDisk = writeStatCache(file, identity, next);
+    if (this.onDisk) this.seeded.clear();
+    return this.onDisk !== null;
   }
 
   /** Loads the persisted cache on the first scan of this folder identity (a moved root reloads). */
@@ -154,15 +228,19 @@ export class TreeScanner {
     if (this.loadedFor === key) return;
     if (this.loadedFor !== null) this.cache = new Map();
     this.loadedFor = key;
+    this.onDisk = null;
     sweepStatCacheTemps(file);
     const stored = readStatCache(file, identity);
     if (!stored) {
       this.dirty = true;
       return;
     }
-    // What this process already knows (its own writes) wins over the file.
-    for (const [rel, entry] of this.cache) stored.set(rel, entry);
-    this.cache = stored;
+    // What this process already knows (its own writes) wins over the file; the file then
+    // differs from the cache, so the next write rewrites it whole.
+    if (this.cache.size === 0) this.onDisk = stored.onDisk;
+    else this.dirty = true;
+    for (const [rel, entry] of this.cache) stored.entries.set(rel, entry);
+    this.cache = stored.entries;
   }
 
   private identity(): StatCacheIdentity | null {
@@ -193,11 +271,18 @@ export class TreeScanner {
     const startedAt = Date.now();
     const identity = this.options.cacheFile ? this.identity() : null;
     this.loadPersisted(identity);
-    const next = new Map<string, CacheEntry>();
+    // The cache is updated in place: a rescan of an unchanged tree writes nothing to it.
+    const cache = this.cache;
+    const generation = ++this.generation;
+    let kept = 0;
+    /** Paths whose cached entry this scan set or dropped. */
+    const fresh: string[] = [];
+    const dropped: string[] = [];
     let changed = false;
     const files: ManifestFile[] = [];
     const canonical: string[] = [];
     let filesRead = 0;
+    let dirsListed = 0;
     const rootLayers: IgnoreLayer[] = [];
     const exclude = this.ignoreFiles.layerFor(join(this.root, GIT_DIR, 'info', 'exclude'), '');
     if (exclude) rootLayers.push(exclude);
@@ -240,40 +325,94 @@ export class TreeScanner {
       return file;
     };
 
-    const visit = (absDir: string, relDir: string, inherited: IgnoreLayer[]): void => {
-      const entries = fs.readdirSync(absDir, { withFileTypes: true });
+    const nextDirs = new Map<string, DirListing>();
+    /** The captured entries of a directory, in walk order: from the listing cache while it holds. */
+    const listing = (
+      absDir: string,
+      relDir: string,
+      dirSt: fs.Stats,
+      inherited: IgnoreLayer[],
+    ): { children: readonly DirChild[]; layers: IgnoreLayer[] } => {
+      let held = this.dirs.get(relDir);
+      if (
+        held &&
+        !(
+          held.mtimeMs === dirSt.mtimeMs &&
+          held.ctimeMs === dirSt.ctimeMs &&
+          held.ino === dirSt.ino
+        )
+      )
+        held = undefined;
+      let entries: fs.Dirent[] | null = null;
+      let hasGitignore: boolean;
+      let hasStudioIgnore: boolean;
+      if (held) {
+        ({ hasGitignore, hasStudioIgnore } = held);
+      } else {
+        entries = fs.readdirSync(absDir, { withFileTypes: true });
+        hasGitignore = entries.some((e) => e.name === '.gitignore');
+        hasStudioIgnore = relDir === '' && entries.some((e) => e.name === STUDIO_IGNORE);
+      }
       let layers = inherited;
-      const names = new Set<string>();
-      for (const e of entries) names.add(e.name);
       const addLayer = (name: string): void => {
-        if (!names.has(name)) return;
         const layer = this.ignoreFiles.layerFor(join(absDir, name), relDir);
         if (layer) layers = [...layers, layer];
       };
-      addLayer('.gitignore');
+      if (hasGitignore) addLayer('.gitignore');
       if (relDir === '') {
-        addLayer(STUDIO_IGNORE);
+        if (hasStudioIgnore) addLayer(STUDIO_IGNORE);
         if (this.patternLayer) layers = [...layers, this.patternLayer];
       }
+      // Decisions hold while every layer above is the same (an edited ignore file is a new layer).
+      const layersKey = layers.map((l) => l.id).join(',');
+      if (held && held.layersKey === layersKey) {
+        nextDirs.set(relDir, held);
+        return { children: held.children, layers };
+      }
+      entries ??= fs.readdirSync(absDir, { withFileTypes: true });
+      dirsListed += 1;
       // Directories sort as `name/`, so a depth-first walk lists paths in code-unit order.
       const keyed = entries.map((e) => ({ e, key: e.isDirectory() ? `${e.name}/` : e.name }));
       keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      const children: DirChild[] = [];
       for (const { e } of keyed) {
         const name = e.name;
         if (name === GIT_DIR || name.startsWith(TEMP_PREFIX)) continue;
         const rel = relDir ? `${relDir}/${name}` : name;
-        const abs = join(absDir, name);
-        if (e.isDirectory()) {
-          if (isIgnored(layers, rel, true)) continue;
+        const dir = e.isDirectory();
+        if (!dir && !e.isFile() && !e.isSymbolicLink()) continue;
+        if (isIgnored(layers, rel, dir)) continue;
+        children.push({ rel, abs: join(absDir, name), dir });
+      }
+      // As for files: a directory changed within 1 s may change again within its mtime's tick.
+      if (startedAt - dirSt.mtimeMs > 1000)
+        nextDirs.set(relDir, {
+          mtimeMs: dirSt.mtimeMs,
+          ctimeMs: dirSt.ctimeMs,
+          ino: dirSt.ino,
+          hasGitignore,
+          hasStudioIgnore,
+          layersKey,
+          children,
+        });
+      return { children, layers };
+    };
+
+    const visit = (absDir: string, relDir: string, inherited: IgnoreLayer[]): void => {
+      // The root may be a link to the folder; below it, links are never followed.
+      const dirSt = relDir === '' ? fs.statSync(absDir) : fs.lstatSync(absDir);
+      // Swapped for a link or a file since its parent was listed: nothing to walk through.
+      if (!dirSt.isDirectory()) return;
+      const { children, layers } = listing(absDir, relDir, dirSt, inherited);
+      for (const { rel, abs, dir } of children) {
+        if (dir) {
           visit(abs, rel, layers);
           continue;
         }
-        if (!e.isFile() && !e.isSymbolicLink()) continue;
-        if (isIgnored(layers, rel, false)) continue;
         const st = fs.lstatSync(abs);
         // The entry may have changed kind between readdir and lstat.
         if (!st.isFile() && !st.isSymbolicLink()) continue;
-        const hit = this.cache.get(rel);
+        const hit = cache.get(rel);
         let entry: CacheEntry;
         if (
           hit &&
@@ -285,9 +424,9 @@ export class TreeScanner {
         ) {
           entry = hit;
           if (hooks.needsContent?.(hit.file)) {
-            const fresh = readContent(abs, rel, st);
-            if (fresh.contentHash !== hit.file.contentHash) {
-              entry = { ...hit, file: fresh, canonical: canonicalEntry(fresh) };
+            const reread = readContent(abs, rel, st);
+            if (reread.contentHash !== hit.file.contentHash) {
+              entry = { ...hit, file: reread, canonical: canonicalEntry(reread) };
               changed = true;
             }
           }
@@ -306,18 +445,41 @@ export class TreeScanner {
             canonical: canonicalEntry(file),
           };
         }
-        if (startedAt - st.mtimeMs > 1000) next.set(rel, entry);
+        if (startedAt - st.mtimeMs > 1000) {
+          if (entry !== hit) {
+            cache.set(rel, entry);
+            fresh.push(rel);
+          }
+          entry.seen = generation;
+          kept += 1;
+        } else if (hit) {
+          cache.delete(rel);
+          dropped.push(rel);
+        }
         files.push(entry.file);
         canonical.push(entry.canonical);
       }
     };
-    visit(this.root, '', rootLayers);
-    // Every entry of `next` came from the cache unless `changed`: equal sizes mean equal sets.
-    if (changed || next.size !== this.cache.size) this.dirty = true;
-    this.cache = next;
+    try {
+      visit(this.root, '', rootLayers);
+    } catch (err) {
+      // Entries this scan set or dropped are not all logged: the next write rewrites the file.
+      this.onDisk = null;
+      this.dirty = true;
+      throw err;
+    }
+    this.dirs = nextDirs;
+    // Every entry left was seen unless some file is gone: then drop what no scan saw.
+    if (kept !== cache.size)
+      for (const [rel, entry] of cache)
+        if (entry.seen !== generation) {
+          cache.delete(rel);
+          dropped.push(rel);
+        }
+    if (changed || fresh.length > 0 || dropped.length > 0) this.dirty = true;
     if (this.dirty && identity && this.options.cacheFile)
-      this.dirty = !writeStatCache(this.options.cacheFile, identity, next);
-    return { files, canonical, filesRead };
+      this.dirty = !this.persist(this.options.cacheFile, identity, fresh, dropped);
+    return { files, canonical, filesRead, dirsListed };
   }
 }
 

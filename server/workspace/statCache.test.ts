@@ -36,6 +36,12 @@ function ageAll(): void {
   visit(env.root);
 }
 
+/** Moves one file's mtime 10 s back (its ctime stays now). */
+function age(path: string): void {
+  const past = new Date(Date.now() - 10_000);
+  fs.utimesSync(path, past, past);
+}
+
 /** A scanner as a freshly started studio process makes it. */
 const restarted = (maxFileBytes = 1 << 20) =>
   new TreeScanner(env.root, { maxFileBytes, patterns: {}, cacheFile });
@@ -134,5 +140,50 @@ describe('the stat cache across restarts', () => {
     expect(second.files.filter((f) => f.path !== 's/4/4.txt')).toEqual(
       first.files.filter((f) => f.path !== 's/4/4.txt'),
     );
+  });
+
+  it('appends a scan that changed a few entries to a log instead of rewriting the file', () => {
+    restarted().scan({});
+    const base = fs.readFileSync(cacheFile, 'utf8');
+    const edited = join(env.root, 's/5/5.txt');
+    fs.writeFileSync(edited, 'edited, logged\n');
+    age(edited);
+    fs.rmSync(join(env.root, 's/6/6.txt'));
+    const scan = restarted().scan({});
+    expect(scan.filesRead).toBe(1);
+    expect(fs.readFileSync(cacheFile, 'utf8')).toBe(base);
+    const log = fs.readFileSync(`${cacheFile}.log`, 'utf8').split('\n');
+    expect(log).toHaveLength(4); // header, one drop, one entry, and the final newline
+    // A restarted scanner applies the log: nothing to read, the edit and the deletion known.
+    const again = restarted().scan({});
+    expect(again.filesRead).toBe(0);
+    expect(again.files).toEqual(scan.files);
+    expect(again.files.find((f) => f.path === 's/5/5.txt')?.contentHash).toBe(
+      sha256Digest('edited, logged\n'),
+    );
+  });
+
+  it('applies a log up to a torn line, and ignores a log of another base', () => {
+    restarted().scan({});
+    for (const i of [3, 4]) {
+      fs.writeFileSync(join(env.root, `s/${i}/${i}.txt`), `edit ${i}\n`);
+      age(join(env.root, `s/${i}/${i}.txt`));
+    }
+    const good = restarted().scan({});
+    const logFile = `${cacheFile}.log`;
+    const log = fs.readFileSync(logFile, 'utf8');
+    // The last entry torn mid-line: the first still counts, the torn one is read again.
+    fs.writeFileSync(logFile, log.slice(0, log.length - 20));
+    const afterTear = restarted().scan({});
+    expect(afterTear.filesRead).toBe(1);
+    expect(afterTear.files).toEqual(good.files);
+    // A log whose header names another base file: both edited files are read again, and a new
+    // log for the base on disk replaces it.
+    fs.writeFileSync(logFile, log.replace(/"base":"[0-9a-f]{4}/, '"base":"ffff'));
+    const otherBase = restarted().scan({});
+    expect(otherBase.filesRead).toBe(2);
+    expect(otherBase.files).toEqual(good.files);
+    expect(fs.readFileSync(logFile, 'utf8')).not.toContain('"base":"ffff');
+    expect(restarted().scan({}).filesRead).toBe(0);
   });
 });

@@ -9,6 +9,13 @@
  *     {"version":1,"rootReal":…,"rootDev":…,"rootIno":…,"maxFileBytes":…,"count":N,"sha256":…}
  *     size \t mtimeMs \t ctimeMs \t ino \t mode \t canonical entry JSON      (N lines)
  *
+ * A scan that changed a few entries appends them to a log beside it (`<file>.log`) instead of
+ * rewriting it: a header line naming the base file by the sha256 of its body, then one line per
+ * change, each with its own checksum (`<16 hex> \t + \t <entry as above>` sets an entry,
+ * `<16 hex> \t - \t <path JSON>` drops one). A reader applies the lines in order up to the
+ * first torn or damaged one; a log naming another base is ignored. Once the log holds more than
+ * a quarter of the entries (at least 1,024 lines) the next write rewrites the base and removes it.
+ *
  * The header says which folder the entries describe: a file whose root is now another folder
  * (moved, replaced by a copy, another device) or was written under another per-file cap is
  * ignored whole. Each entry is trusted only while the file's own size, mtime, ctime, inode and
@@ -47,11 +54,20 @@ interface Header extends StatCacheIdentity {
   sha256: string;
 }
 
-/** The entries stored at `path` for `identity`, or null when absent, torn, damaged or for another folder. */
+/** What is on disk: the base file's body checksum and how many lines its log holds. */
+export interface StatCacheOnDisk {
+  baseSha: string;
+  logLines: number;
+}
+
+/**
+ * The entries stored at `path` (and its log) for `identity`, or null when absent, torn, damaged
+ * or for another folder.
+ */
 export function readStatCache(
   path: string,
   identity: StatCacheIdentity,
-): Map<string, StatCacheEntry> | null {
+): { entries: Map<string, StatCacheEntry>; onDisk: StatCacheOnDisk } | null {
   let text: string;
   try {
     text = fs.readFileSync(path, 'utf8');
@@ -92,18 +108,99 @@ export function readStatCache(
   } catch {
     return null;
   }
-  return out.size === header.count ? out : null;
+  if (out.size !== header.count) return null;
+  return {
+    entries: out,
+    onDisk: { baseSha: header.sha256, logLines: applyLog(path, header.sha256, out) },
+  };
 }
 
-/** Replaces the file at `path` with `entries`; best effort (a failure only costs a re-read). */
+/** Applies the log of the base `baseSha` to `entries`; returns how many lines it held. */
+function applyLog(path: string, baseSha: string, entries: Map<string, StatCacheEntry>): number {
+  let text: string;
+  try {
+    text = fs.readFileSync(`${path}.log`, 'utf8');
+  } catch {
+    return 0;
+  }
+  const lines = text.split('\n');
+  if (lines[0] !== logHeader(baseSha)) return 0;
+  let applied = 0;
+  // The last element is what follows the final newline: empty, or a torn line.
+  for (const line of lines.slice(1, -1)) {
+    const tab = line.indexOf('\t');
+    const rest = line.slice(tab + 1);
+    if (tab !== 16 || line.slice(0, 16) !== lineSum(rest)) break;
+    try {
+      if (rest.startsWith('-\t')) {
+        const rel = JSON.parse(rest.slice(2)) as unknown;
+        if (typeof rel !== 'string') break;
+        entries.delete(rel);
+      } else if (rest.startsWith('+\t')) {
+        const entry = parseLine(rest.slice(2));
+        if (!entry) break;
+        entries.set(entry.file.path, entry);
+      } else break;
+    } catch {
+      break;
+    }
+    applied += 1;
+  }
+  return applied;
+}
+
+/**
+ * Appends changed and dropped entries to the log of the base `onDisk` names (starting the log
+ * when it has none); false when it could not (the caller then rewrites the base).
+ */
+export function appendStatCacheLog(
+  path: string,
+  onDisk: StatCacheOnDisk,
+  set: readonly StatCacheEntry[],
+  dropped: readonly string[],
+): boolean {
+  const out: string[] = [];
+  if (onDisk.logLines === 0) out.push(logHeader(onDisk.baseSha) + '\n');
+  for (const rel of dropped) {
+    const rest = `-\t${JSON.stringify(rel)}`;
+    out.push(`${lineSum(rest)}\t${rest}\n`);
+  }
+  for (const e of set) {
+    const rest = `+\t${entryLine(e)}`;
+    out.push(`${lineSum(rest)}\t${rest}\n`);
+  }
+  try {
+    // A new log replaces whatever an older base left under the name.
+    fs.writeFileSync(`${path}.log`, out.join(''), { flag: onDisk.logLines === 0 ? 'w' : 'a' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function logHeader(baseSha: string): string {
+  return JSON.stringify({ version: VERSION, log: true, base: baseSha });
+}
+
+function lineSum(rest: string): string {
+  return createHash('sha256').update(rest).digest('hex').slice(0, 16);
+}
+
+function entryLine(e: StatCacheEntry): string {
+  return `${e.size}\t${e.mtimeMs}\t${e.ctimeMs}\t${e.ino}\t${e.mode}\t${e.canonical}`;
+}
+
+/**
+ * Replaces the file at `path` with `entries` and drops its log; best effort (a failure only
+ * costs a re-read). Returns what is on disk now, or null when it could not write.
+ */
 export function writeStatCache(
   path: string,
   identity: StatCacheIdentity,
   entries: ReadonlyMap<string, StatCacheEntry>,
-): boolean {
+): StatCacheOnDisk | null {
   const lines: string[] = [];
-  for (const e of entries.values())
-    lines.push(`${e.size}\t${e.mtimeMs}\t${e.ctimeMs}\t${e.ino}\t${e.mode}\t${e.canonical}\n`);
+  for (const e of entries.values()) lines.push(entryLine(e) + '\n');
   const body = lines.join('');
   const header: Header = {
     version: VERSION,
@@ -116,11 +213,17 @@ export function writeStatCache(
     fs.mkdirSync(dirname(path), { recursive: true });
     fs.writeFileSync(temp, `${JSON.stringify(header)}\n${body}`, { flag: 'wx' });
     fs.renameSync(temp, path);
-    return true;
   } catch {
     fs.rmSync(temp, { force: true });
-    return false;
+    return null;
   }
+  // The log named the old base; a crash before this leaves it ignored, never applied.
+  try {
+    fs.rmSync(`${path}.log`, { force: true });
+  } catch {
+    return null;
+  }
+  return { baseSha: header.sha256, logLines: 0 };
 }
 
 /** Removes temp files a crash mid-write left beside `path`. */

@@ -3,22 +3,27 @@
  *
  * Builds two identical trees in a temp dir (20,000 files, about 300 MB: source-like text, some
  * binaries, a node_modules folder that .gitignore excludes, symlinks, an executable), then runs,
- * on one tree, the studio's ProjectWorkspace in a child process (checkpointBenchStudio.ts) and,
+ * on one tree, the studio's ProjectWorkspace in a child process (checkpointBenchStudio.ts, bundled
+ * by esbuild and run by plain node, as `npm start` runs the server) and,
  * on the other, the git CLI with a separate git dir (`git add -A && git commit`, `git checkout`),
  * the way Cline and Roo keep their shadow repositories. Both do the same steps: first
  * checkpoint, checkpoint after one file changed, after 1,000 files changed, restore of one file,
  * restore of the whole tree; then store size on disk and peak RSS. Figures are printed side by
  * side with the targets (every figure at most 1.5x git's, the one-file checkpoint under 100 ms,
  * RSS under 200 MB). A miss is printed, never an exit code: this is a benchmark, not a test.
+ * The two sides run step by step, alternating which goes first, each step after a `sync`: both
+ * meet the same load on a shared machine, and neither pays for the other's dirty pages.
  *
  * Env: BENCH_FILES (default 20000), BENCH_MB (default 300), BENCH_KEEP=1 keeps the temp dir,
  * BENCH_PROFILE=<dir> writes a CPU profile of the studio side there (`node --cpu-prof`).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { buildBenchTree, changeFiles, wipeTracked, type BenchTree } from './checkpointBenchTree.ts';
 
 const FILES = Number(process.env.BENCH_FILES ?? 20000);
@@ -37,6 +42,8 @@ interface SideResult {
   ms: Record<Step, number>;
   storeBytes: number;
   peakRssMb: number;
+  /** The studio side's peak RSS (MiB) after each step. */
+  rssAfter?: Record<Step, number>;
 }
 
 function git(
@@ -72,11 +79,20 @@ function dirBytes(dir: string): number {
   return Number(out.split('\t')[0]);
 }
 
-function runGit(tree: BenchTree, gitDir: string): SideResult {
+/** One side of the bench, driven step by step so the two sides alternate under the same load. */
+interface Side {
+  /** Prepares the step (changes the tree, untimed) and runs it; returns its milliseconds. */
+  step(step: Step): Promise<number>;
+  finish(): Promise<SideResult>;
+}
+
+function gitSide(tree: BenchTree, gitDir: string): Side {
   // No background gc or maintenance: they would run outside the measured commands.
   const env = ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid'];
   git(gitDir, tree.root, ['init', '-q']);
   let peak = 0;
+  const ms = {} as Record<Step, number>;
+  const shas: Partial<Record<Step, string>> = {};
   const checkpoint = (): { ms: number; sha: string } => {
     const add = git(gitDir, tree.root, ['add', '-A']);
     const commit = git(gitDir, tree.root, [...env, 'commit', '-q', '--allow-empty', '-m', 'cp']);
@@ -84,53 +100,111 @@ function runGit(tree: BenchTree, gitDir: string): SideResult {
     peak = Math.max(peak, add.rssKb, commit.rssKb);
     return { ms: add.ms + commit.ms, sha: sha.out };
   };
-  const first = checkpoint();
-  changeFiles(tree, 1, 1);
-  const one = checkpoint();
-  changeFiles(tree, 1000, 2);
-  const thousand = checkpoint();
-  changeFiles(tree, 1, 3);
-  const restoreOne = git(gitDir, tree.root, ['checkout', '-q', '-f', thousand.sha, '--', '.']);
-  wipeTracked(tree);
-  const restoreAll = git(gitDir, tree.root, ['checkout', '-q', '-f', first.sha, '--', '.']);
-  peak = Math.max(peak, restoreOne.rssKb, restoreAll.rssKb);
-  return {
-    ms: {
-      first: first.ms,
-      one: one.ms,
-      thousand: thousand.ms,
-      restoreOne: restoreOne.ms,
-      restoreAll: restoreAll.ms,
+  const checkout = (sha: string): number => {
+    const r = git(gitDir, tree.root, ['checkout', '-q', '-f', sha, '--', '.']);
+    peak = Math.max(peak, r.rssKb);
+    return r.ms;
+  };
+  const run: Record<Step, () => number> = {
+    first: () => {
+      const r = checkpoint();
+      shas.first = r.sha;
+      return r.ms;
     },
-    storeBytes: dirBytes(gitDir),
-    peakRssMb: peak / 1024,
+    one: () => {
+      changeFiles(tree, 1, 1);
+      return checkpoint().ms;
+    },
+    thousand: () => {
+      changeFiles(tree, 1000, 2);
+      const r = checkpoint();
+      shas.thousand = r.sha;
+      return r.ms;
+    },
+    restoreOne: () => {
+      changeFiles(tree, 1, 3);
+      return checkout(shas.thousand!);
+    },
+    restoreAll: () => {
+      wipeTracked(tree);
+      return checkout(shas.first!);
+    },
+  };
+  return {
+    step: (step) => {
+      ms[step] = run[step]();
+      return Promise.resolve(ms[step]);
+    },
+    finish: () => Promise.resolve({ ms, storeBytes: dirBytes(gitDir), peakRssMb: peak / 1024 }),
   };
 }
 
-function runStudio(tree: BenchTree, dataDir: string): SideResult {
-  const child = fileURLToPath(new URL('./checkpointBenchStudio.ts', import.meta.url));
+/**
+ * The studio side compiled the way `npm start` runs the server (scripts/build-server.mjs: one
+ * esbuild bundle run by plain node), so its RSS is the workspace's, not the tsx loader's (about
+ * 40 MB of its own). Here the bundle also holds its packages, so it can live in the temp dir.
+ */
+async function bundleStudioChild(outDir: string): Promise<string> {
+  const outfile = join(outDir, 'checkpointBenchStudio.mjs');
+  await build({
+    entryPoints: [fileURLToPath(new URL('./checkpointBenchStudio.ts', import.meta.url))],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20.19',
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+  return outfile;
+}
+
+function studioSide(tree: BenchTree, dataDir: string, child: string): Side {
   // The tree's file list is too long for one argv string (128 KiB): pass it in a file.
   const jobFile = join(dataDir, '..', 'studio-job.json');
   fs.writeFileSync(jobFile, JSON.stringify({ tree, dataDir }));
   const profile = process.env.BENCH_PROFILE
     ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_PROFILE)}`]
     : [];
-  const r = spawnSync(process.execPath, [...profile, '--import', 'tsx', child, jobFile], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
+  const proc = spawn(process.execPath, [...profile, child, jobFile], {
+    stdio: ['pipe', 'pipe', 'inherit'],
     cwd: process.cwd(),
   });
-  if (r.error) throw r.error;
-  if (r.status !== 0) throw new Error(`studio side failed: ${r.stderr}`);
-  const result = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as Omit<SideResult, 'storeBytes'>;
-  return { ...result, storeBytes: dirBytes(dataDir) };
+  const lines = createInterface({ input: proc.stdout })[Symbol.asyncIterator]();
+  const ask = async (line: string): Promise<Record<string, unknown>> => {
+    proc.stdin.write(`${line}\n`);
+    const next = await lines.next();
+    if (next.done) throw new Error(`studio side exited during ${line}`);
+    return JSON.parse(next.value) as Record<string, unknown>;
+  };
+  const ms = {} as Record<Step, number>;
+  return {
+    step: async (step) => {
+      ms[step] = (await ask(step)).ms as number;
+      return ms[step];
+    },
+    finish: async () => {
+      const end = (await ask('done')) as { peakRssMb: number; rssAfter: Record<Step, number> };
+      return {
+        ms,
+        storeBytes: dirBytes(dataDir),
+        peakRssMb: end.peakRssMb,
+        rssAfter: end.rssAfter,
+      };
+    },
+  };
 }
 
 function fmtMs(ms: number): string {
   return ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`;
 }
 
-function main(): void {
+/** Writes back every dirty page first, so neither side pays for the other's (or the build's) writes. */
+function settle(): void {
+  spawnSync('sync', { stdio: 'ignore' });
+}
+
+async function main(): Promise<void> {
   const base = fs.mkdtempSync(join(tmpdir(), 'bench-checkpoints-'));
   try {
     console.log(`uptime: ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`);
@@ -147,8 +221,23 @@ function main(): void {
         `${(studioTree.bytes / 1e6).toFixed(0)} MB, ${studioTree.links} symlinks, 1 executable; ` +
         `built twice in ${fmtMs(performance.now() - t0)}`,
     );
-    const studio = runStudio(studioTree, join(base, 'studio-data'));
-    const shadow = runGit(gitTree, join(base, 'shadow.git'));
+    const child = await bundleStudioChild(base);
+    const sides = {
+      studio: studioSide(studioTree, join(base, 'studio-data'), child),
+      git: gitSide(gitTree, join(base, 'shadow.git')),
+    };
+    // Step by step, alternating which side goes first, each after a sync: both sides meet the
+    // same load (the machine is shared) and neither pays for the other's dirty pages.
+    for (const [i, { step }] of STEPS.entries()) {
+      for (const name of i % 2 === 0
+        ? (['studio', 'git'] as const)
+        : (['git', 'studio'] as const)) {
+        settle();
+        await sides[name].step(step);
+      }
+    }
+    const studio = await sides.studio.finish();
+    const shadow = await sides.git.finish();
 
     const rows: [string, string, string, string, string][] = [];
     for (const { step, label } of STEPS) {
@@ -191,6 +280,10 @@ function main(): void {
           .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
           .join('  '),
       );
+    if (studio.rssAfter)
+      console.log(
+        `studio peak RSS after each step (MiB): ${STEPS.map(({ step }) => `${step} ${studio.rssAfter![step]}`).join(', ')}`,
+      );
     console.log(`uptime: ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`);
   } finally {
     if (process.env.BENCH_KEEP === '1') console.log(`kept ${resolve(base)}`);
@@ -198,4 +291,4 @@ function main(): void {
   }
 }
 
-main();
+await main();

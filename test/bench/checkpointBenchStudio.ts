@@ -1,11 +1,15 @@
 /**
  * The studio side of `npm run bench:checkpoints`, in its own process so its peak RSS is its own.
- * argv[2]: a JSON file `{ tree: BenchTree, dataDir }`. Prints one JSON line `{ ms, peakRssMb }`.
+ * argv[2]: a JSON file `{ tree: BenchTree, dataDir }`. Driven one step at a time (so the parent
+ * can interleave it with git's same step): each stdin line names a step, which is prepared (the
+ * tree changed as for git, untimed), timed, and answered with one JSON line `{ step, ms }`;
+ * `done` answers `{ peakRssMb, rssAfter }` and exits.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { ContentStore } from '../../server/workspace/contentStore.ts';
-import { ProjectWorkspace } from '../../server/workspace/ProjectWorkspace.ts';
+import { ProjectWorkspace, type WorkspaceState } from '../../server/workspace/ProjectWorkspace.ts';
 import { changeFiles, wipeTracked, type BenchTree } from './checkpointBenchTree.ts';
 
 const { tree, dataDir } = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
@@ -20,36 +24,56 @@ const ws = new ProjectWorkspace({
   journalDir: join(dataDir, 'journal'),
 });
 
-function timed<T>(fn: () => T): { ms: number; value: T } {
-  const started = performance.now();
-  const value = fn();
-  return { ms: performance.now() - started, value };
+/** Peak RSS (MiB) after each step, so a miss says which step set it. */
+const rssAfter: Record<string, number> = {};
+const states: Record<string, WorkspaceState> = {};
+
+function expectState(got: WorkspaceState, want: WorkspaceState, what: string): void {
+  if (got.contentHash !== want.contentHash)
+    throw new Error(`${what} did not give back the checkpoint`);
 }
 
-const first = timed(() => ws.snapshot());
-changeFiles(tree, 1, 1);
-const one = timed(() => ws.snapshot());
-changeFiles(tree, 1000, 2);
-const thousand = timed(() => ws.snapshot());
-changeFiles(tree, 1, 3);
-const restoreOne = timed(() => ws.restore(ws.manifest(thousand.value.contentHash)));
-if (restoreOne.value.contentHash !== thousand.value.contentHash)
-  throw new Error('restore of one file did not give back the checkpoint');
-wipeTracked(tree);
-const restoreAll = timed(() => ws.restore(ws.manifest(first.value.contentHash)));
-if (restoreAll.value.contentHash !== first.value.contentHash)
-  throw new Error('restore of the whole tree did not give back the checkpoint');
+/** Prepares the tree as checkpointBench.ts does for git, then returns the timed step. */
+const steps: Record<string, () => () => WorkspaceState> = {
+  first: () => () => (states.first = ws.snapshot()),
+  one: () => {
+    changeFiles(tree, 1, 1);
+    return () => ws.snapshot();
+  },
+  thousand: () => {
+    changeFiles(tree, 1000, 2);
+    return () => (states.thousand = ws.snapshot());
+  },
+  restoreOne: () => {
+    changeFiles(tree, 1, 3);
+    return () => {
+      const done = ws.restore(ws.manifest(states.thousand!.contentHash));
+      expectState(done, states.thousand!, 'restore of one file');
+      return done;
+    };
+  },
+  restoreAll: () => {
+    wipeTracked(tree);
+    return () => {
+      const done = ws.restore(ws.manifest(states.first!.contentHash));
+      expectState(done, states.first!, 'restore of the whole tree');
+      return done;
+    };
+  },
+};
 
-console.log(
-  JSON.stringify({
-    ms: {
-      first: first.ms,
-      one: one.ms,
-      thousand: thousand.ms,
-      restoreOne: restoreOne.ms,
-      restoreAll: restoreAll.ms,
-    },
-    peakRssMb: process.resourceUsage().maxRSS / 1024,
-    files: first.value.files.length,
-  }),
-);
+for await (const line of createInterface({ input: process.stdin })) {
+  const step = line.trim();
+  if (step === 'done') {
+    console.log(JSON.stringify({ peakRssMb: process.resourceUsage().maxRSS / 1024, rssAfter }));
+    process.exit(0);
+  }
+  const prepare = steps[step];
+  if (!prepare) throw new Error(`unknown step ${JSON.stringify(step)}`);
+  const run = prepare();
+  const started = performance.now();
+  run();
+  const ms = performance.now() - started;
+  rssAfter[step] = Math.round(process.resourceUsage().maxRSS / 1024);
+  console.log(JSON.stringify({ step, ms }));
+}
