@@ -219,6 +219,11 @@ export class Engine {
     return this.clock();
   }
 
+  /** Test-only: a source reached a named durable step (FAULT_STEPS; the crash tests kill here). */
+  faultPoint(step: FaultStep): void {
+    this.fault(step);
+  }
+
   /** Runs `fn` in one read-only transaction: one consistent snapshot (a replay's batches). */
   snapshot<T>(fn: (reads: Reads) => Promise<T>): Promise<T> {
     return this.kernel.read((tx) => fn(tx));

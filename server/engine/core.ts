@@ -18,6 +18,9 @@ export const FAULT_STEPS = [
   'restore-started',
   'restore-written',
   'restore-committed',
+  'delivery-sent',
+  'demo-dispatched',
+  'demo-written',
 ] as const;
 export type FaultStep = (typeof FAULT_STEPS)[number];
 

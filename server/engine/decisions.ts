@@ -22,6 +22,7 @@ import { StudioError } from './StudioError.ts';
 import { canonicalJson } from '../workspace/canonicalJson.ts';
 import { sha256Digest } from '../workspace/manifest.ts';
 import { ErrorCode, APPROVAL_TTL_MAX_MS, MAX_DECISION_REASON } from '../../protocol/contract.ts';
+import { TERMINAL_TOOL_STATUSES } from '../../protocol/events.ts';
 import { ENGINE_TOOLS, type AfterCommit, type EngineCore } from './core.ts';
 import type { Projects } from './projects.ts';
 import type { Restores } from './restores.ts';
@@ -272,8 +273,9 @@ export class Decisions {
    * studioDecideTools (and ApproveTool / RejectTool as a batch of one). All or nothing: every
    * decision is checked (epoch, pending approval, exact hash, expiry, single use, unchanged diff
    * targets) before any is applied; if one fails, none is applied and the error names each
-   * failing item (`extensions.items`). Decisions are delivered to foreign runtimes first (in
-   * order; a delivery failure refuses the batch), checked again, then recorded in one commit.
+   * failing item (`extensions.items`). They are checked again and recorded in one commit
+   * together with one outbox job each; the job delivers the decision to a foreign runtime and
+   * carries out what it authorizes after the commit (runDecisionJob).
    */
   async decideBatch(
     inputs: (DecideInput & { approve: boolean })[],
@@ -389,23 +391,6 @@ export class Decisions {
           reason,
         };
       });
-      for (const [index, decision] of decisions.entries()) {
-        const source = this.h.source(checked[index]!.session.source);
-        if (ENGINE_TOOLS.has(decision.toolName) || !source?.deliverDecision) continue;
-        try {
-          await source.deliverDecision(decision);
-        } catch (error) {
-          refuse([
-            {
-              index,
-              error:
-                error instanceof StudioError
-                  ? error
-                  : new StudioError(ErrorCode.HOST_UNAVAILABLE, String(error)),
-            },
-          ]);
-        }
-      }
       // Recorded in one commit with what follows each decision (a job): re-checked inside it
       // (an approval may have lapsed or the epoch moved meanwhile), and each approval moves out
       // of PENDING by a conditional update, so of two racing decisions one is recorded.
@@ -457,8 +442,9 @@ export class Decisions {
               },
             ]);
           }
-          // What the decision authorizes runs from the outbox, after this commit.
-          await this.enqueueDecision(decision, false);
+          // The runtime hears the decision, and what it authorizes runs, from the outbox, after
+          // this commit: a crash after the commit leaves the job, never a lost delivery.
+          await this.enqueueDecision(decision, true);
         }
         const out: ApprovalRecord[] = [];
         for (const d of decisions) out.push((await this.h.db.getApproval(d.approvalId))!);
@@ -492,8 +478,9 @@ export class Decisions {
   }
 
   /**
-   * Enqueues what follows a recorded decision, in the decision's transaction: `deliver` when
-   * the runtime has not heard it yet (a rule decided it inside an append).
+   * Enqueues what follows a recorded decision, in the decision's transaction. `deliver`: the
+   * foreign runtime is told by the job (a job of an older server may carry `false`: it told the
+   * runtime before recording).
    */
   private async enqueueDecision(decision: ToolDecision, deliver: boolean): Promise<void> {
     await this.h.db.enqueueJob({
@@ -504,7 +491,13 @@ export class Decisions {
     this.h.db.notify(JOBS_CHANNEL, 'decision');
   }
 
-  /** The 'decision' job: the runtime hears a rule's decision; then afterDecision. */
+  /**
+   * The 'decision' job, run by the outbox worker after the decision committed, and again after a
+   * crash (so each step is idempotent): the foreign runtime hears the decision, then
+   * afterDecision. A granted call the runtime already moved on (it took the decision before the
+   * crash) is not told again; a runtime that refuses the decision ends the call with an event, so
+   * a granted call never waits forever.
+   */
   async runDecisionJob(job: JobRecord): Promise<void> {
     const { decision, deliver } = JSON.parse(job.payload) as {
       decision: ToolDecision;
@@ -512,23 +505,65 @@ export class Decisions {
     };
     const source = await this.h.sourceOf(decision.sessionId);
     if (deliver && !ENGINE_TOOLS.has(decision.toolName) && source?.deliverDecision) {
-      try {
-        await source.deliverDecision(decision);
-      } catch (error) {
-        const approval = await this.h.db.getApproval(decision.approvalId);
-        // The rule's decision is recorded; the runtime did not take it. Say so in the timeline.
-        await this.h.append(decision.sessionId, [
-          {
-            type: 'STUDIO_LOG',
-            runId: decision.runId,
-            level: 'warn',
-            message: `Rule "${approval?.ruleName ?? approval?.ruleId ?? ''}" decided ${decision.toolName}, but the runtime did not take the decision: ${error instanceof Error ? error.message : String(error)}`,
-            origin: 'approval-rules',
-          },
-        ]);
+      const call = await this.h.db.getToolCall(decision.toolCallId);
+      // A grant moves the call on only once the runtime acts on it (TOOL_DISPATCHED, its end).
+      const movedOn = decision.approved && call?.status !== 'WAITING_FOR_APPROVAL';
+      if (!movedOn) {
+        try {
+          await source.deliverDecision(decision);
+        } catch (error) {
+          await this.deliveryRefused(decision, error, job.attempts > 1);
+          return;
+        }
+        this.h.fault('delivery-sent');
       }
     }
     await this.afterDecision(decision);
+  }
+
+  /**
+   * The runtime did not take a recorded decision. A granted call ends: TOOL_FAILED on the first
+   * attempt (the runtime refused it), TOOL_OUTCOME_UNKNOWN on a retry after a crash (it may have
+   * taken the first attempt's delivery and no longer waits). Either way the timeline says why.
+   */
+  private async deliveryRefused(
+    decision: ToolDecision,
+    error: unknown,
+    retried: boolean,
+  ): Promise<void> {
+    const message = error instanceof Error ? error.message : String(error);
+    await this.h.kernel.write(async () => {
+      await this.h.db.lockSession(decision.sessionId);
+      const approval = await this.h.db.getApproval(decision.approvalId);
+      const call = await this.h.db.getToolCall(decision.toolCallId);
+      const who = approval?.ruleName ? `Rule "${approval.ruleName}"` : 'The studio';
+      const drafts: EventDraft[] = [
+        {
+          type: 'STUDIO_LOG',
+          runId: decision.runId,
+          level: 'warn',
+          message: `${who} ${decision.approved ? 'approved' : 'denied'} ${decision.toolName}, but the runtime did not take the decision${retried ? ' after a restart' : ''}: ${message}`,
+          origin: approval?.ruleName ? 'approval-rules' : 'decisions',
+        },
+      ];
+      if (decision.approved && call && !TERMINAL_TOOL_STATUSES.has(call.status))
+        drafts.push({
+          type: retried ? 'TOOL_OUTCOME_UNKNOWN' : 'TOOL_FAILED',
+          runId: call.runId,
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          toolVersion: call.toolVersion,
+          status: retried ? 'OUTCOME_UNKNOWN' : 'FAILED',
+          error: {
+            code: ErrorCode.HOST_UNAVAILABLE,
+            message: retried
+              ? `The studio restarted while telling the runtime; it no longer waits for this decision (it may have run the call): ${message}`
+              : `The runtime did not take the approval: ${message}`,
+            retryable: false,
+          },
+        });
+      await this.h.append(decision.sessionId, drafts);
+    });
   }
 
   /** What follows a recorded decision: an engine tool runs (or its run ends); a source continues. */
@@ -546,7 +581,12 @@ export class Decisions {
             message: 'The tool call was denied.',
           },
         );
-    } else (await this.h.sourceOf(decision.sessionId))?.onDecisionRecorded?.(decision);
+      return;
+    }
+    const source = await this.h.sourceOf(decision.sessionId);
+    // A source whose continuation is durable carries it out inside this job (the demo agent).
+    if (source?.continueDecision) await source.continueDecision(decision);
+    else source?.onDecisionRecorded?.(decision);
   }
 
   /** Whether the source of `call` can propose it again ("Ask again" on an expired or revoked card). */
