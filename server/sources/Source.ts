@@ -130,7 +130,7 @@ export interface Source {
    * crash calls it again and it does only what is left. Replaces onDecisionRecorded.
    */
   continueDecision?(decision: ToolDecision): Promise<void>;
-  /** Called after the engine committed a decision (the demo agent continues its run here). */
+  /** Called by the outbox job after the engine committed a decision (a bridge records the dispatch). */
   onDecisionRecorded?(decision: ToolDecision): void;
   /** An approval lapsed (APPROVAL_EXPIRED committed). */
   onApprovalExpired?(decision: Omit<ToolDecision, 'approved' | 'reason'>): void;

@@ -7,7 +7,8 @@
  * data dir must finish or fail the approved call: never a call left GRANTED, waiting or RUNNING,
  * never a job left claimed, a restore written once, the runtime confirmed at most once.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,15 +66,22 @@ function json<T>(path: string): T {
   return JSON.parse(readFileSync(new URL(`../../fixtures/${path}`, import.meta.url), 'utf8')) as T;
 }
 
-/** Runs the child until its SIGKILL; returns the ids it wrote. */
-function killChild(args: Record<string, unknown>): Ids {
-  const result = spawnSync(process.execPath, ['--import', 'tsx', child, JSON.stringify(args)], {
+/**
+ * Runs the child until its SIGKILL; returns the ids it wrote. Asynchronous, so the fake runtime
+ * in this process keeps answering the child meanwhile.
+ */
+async function killChild(args: Record<string, unknown>): Promise<Ids> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', child, JSON.stringify(args)], {
     cwd: process.cwd(),
-    encoding: 'utf8',
-    timeout: 90_000,
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
-  expect(result.stderr).toBe('');
-  expect(result.signal).toBe('SIGKILL');
+  let stderr = '';
+  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const timer = setTimeout(() => proc.kill('SIGTERM'), 90_000);
+  const [, signal] = (await once(proc, 'exit')) as [number | null, NodeJS.Signals | null];
+  clearTimeout(timer);
+  expect(stderr).toBe('');
+  expect(signal).toBe('SIGKILL');
   return JSON.parse(readFileSync(join(String(args.dataDir), 'crash-ids.json'), 'utf8')) as Ids;
 }
 
@@ -140,7 +148,7 @@ describe('a decision and what it authorizes survive SIGKILL at every named step'
           backoff: { initialMs: 20, maxMs: 50 },
         });
       try {
-        const ids = killChild({
+        const ids = await killChild({
           dataDir,
           step,
           scenario,
