@@ -2,12 +2,15 @@
  * Approvals and decisions (decisions.ts) on the real server and store: of racing decisions on
  * one approval exactly one is recorded; a batch with one bad item decides nothing; a decision
  * commits together with its outbox job; a lapsed approval is expired by the sweep and a late
- * decision is refused.
+ * decision is refused; a foreign runtime hears a decision from the outbox after it was recorded,
+ * and a granted call it refuses ends with TOOL_FAILED.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness } from '../../test/server/harness.ts';
+import { startHarness, waitUntil } from '../../test/server/harness.ts';
 import type { Harness } from '../../test/server/harness.ts';
-import { LOCAL_APP_ID } from '../../protocol/contract.ts';
+import type { Source, SourceHost, ToolDecision } from '../sources/Source.ts';
+import { StudioError } from './StudioError.ts';
+import { ErrorCode, LOCAL_APP_ID } from '../../protocol/contract.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -123,5 +126,93 @@ describe('decisions', () => {
         true,
       ),
     ).rejects.toMatchObject({ code: 'AGENT_APPROVAL_EXPIRED' });
+  });
+});
+
+/** A runtime that takes decisions (or refuses them), recording what it was told. */
+class DecidingRuntime implements Source {
+  readonly sourceId = 'deciding-runtime';
+  readonly checkpointsSupported = false;
+  host: SourceHost | null = null;
+  readonly delivered: ToolDecision[] = [];
+  readonly recorded: ToolDecision[] = [];
+  refuse = false;
+  async start(host: SourceHost): Promise<void> {
+    this.host = host;
+    host.setStatus('LIVE');
+  }
+  async stop(): Promise<void> {}
+  async deliverDecision(decision: ToolDecision): Promise<void> {
+    if (this.refuse)
+      throw new StudioError(
+        ErrorCode.APPROVAL_MISMATCH,
+        'The runtime no longer waits for this call',
+      );
+    this.delivered.push(decision);
+  }
+  onDecisionRecorded(decision: ToolDecision): void {
+    this.recorded.push(decision);
+  }
+}
+
+describe('decisions delivered to a foreign runtime', () => {
+  const runtime = new DecidingRuntime();
+  let hr: Harness;
+  beforeAll(async () => {
+    hr = await startHarness({ demo: false, sources: [runtime] });
+  });
+  afterAll(async () => {
+    await hr.dispose();
+  });
+
+  async function asked(n: number) {
+    const sessionId = `deciding-${n}`;
+    await runtime.host!.ensureSession({ sessionId, title: 't', mode: 'ASK', requestedModel: 'm' });
+    const engine = hr.server.engine;
+    const { clientEpoch } = await engine.attach({ sessionId });
+    const approval = await engine.proposeWithApproval({
+      sessionId,
+      runId: null,
+      toolName: 'bash',
+      arguments: { command: 'ls' },
+      safeSummary: 'List files',
+      reasons: ['test'],
+    });
+    const input = {
+      sessionId,
+      clientEpoch,
+      toolCallId: approval.toolCallId,
+      argumentHash: approval.argumentHash,
+    };
+    return { engine, approval, input };
+  }
+
+  it('records the decision first, then the outbox delivers it once and the source continues', async () => {
+    const { engine, approval, input } = await asked(1);
+    await engine.decide(input, true);
+    await waitUntil(
+      () => runtime.recorded.some((d) => d.approvalId === approval.approvalId),
+      'the job',
+    );
+    expect(runtime.delivered.filter((d) => d.approvalId === approval.approvalId)).toHaveLength(1);
+    expect((await engine.reads.getApproval(approval.approvalId))?.status).toBe('GRANTED');
+  });
+
+  it('ends a granted call the runtime refuses with TOOL_FAILED, and says why', async () => {
+    const { engine, approval, input } = await asked(2);
+    runtime.refuse = true;
+    try {
+      // The decision is recorded; the refusal comes from the job, after the commit.
+      expect((await engine.decide(input, true)).status).toBe('GRANTED');
+      const call = await waitUntil(async () => {
+        const now = await engine.reads.getToolCall(approval.toolCallId);
+        return now?.status === 'FAILED' ? now : undefined;
+      }, 'the call to fail');
+      expect(call.error).toMatchObject({ code: 'AGENT_HOST_UNAVAILABLE' });
+      expect(call.error?.message).toContain('no longer waits');
+    } finally {
+      runtime.refuse = false;
+    }
+    expect(runtime.recorded.some((d) => d.approvalId === approval.approvalId)).toBe(false);
   });
 });
