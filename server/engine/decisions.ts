@@ -28,7 +28,7 @@ import type { Projects } from './projects.ts';
 import type { Restores } from './restores.ts';
 import type { Sessions } from './sessions.ts';
 
-/** How long a decision being delivered to a runtime holds its approval (see decidingClaim). */
+/** How long a decision being checked and recorded holds its approval (see decidingClaim). */
 const DECIDING_CLAIM_MS = 30_000;
 
 export interface DecideInput {
@@ -326,7 +326,7 @@ export class Decisions {
         'Another decision for this approval is in progress; approvals are used once.',
       );
     // Checked and claimed in one transaction: the claim is stored on the approval, so a second
-    // decision (from this process or another instance) is refused while this one is delivered.
+    // decision (from this process or another instance) is refused until this one is recorded.
     const claim = randomUUID();
     const checked = await this.h.kernel.write(async () => {
       const first = await checkAll();
@@ -458,7 +458,7 @@ export class Decisions {
     }
   }
 
-  /** Ends this decision's claims on approvals it did not decide (a refusal, a failed delivery). */
+  /** Ends this decision's claims on approvals it did not decide (a refusal, a changed target). */
   private async releaseClaims(
     checked: { approval: ApprovalRecord }[],
     claim: string,
@@ -664,7 +664,7 @@ export class Decisions {
     const now = this.h.now();
     for (const approval of await this.h.db.listPendingApprovals(null)) {
       if (Date.parse(approval.expiresAt) > now) break;
-      // A decision being delivered holds the approval until it is recorded or refused.
+      // A decision in progress holds the approval until it is recorded or refused.
       if (approval.decidingClaim && approval.decidingClaim.untilMs > now) continue;
       const call = await this.h.db.getToolCall(approval.toolCallId);
       const drafts: EventDraft[] = [
