@@ -19,6 +19,7 @@ import type { SourceCalls } from './SourceCalls.ts';
 const FORWARDED = {
   sendMessage: true,
   deliverDecision: true,
+  continueDecision: true,
   askAgain: true,
   cancelRun: true,
   deliverAnswer: true,
@@ -48,6 +49,7 @@ export class LeasedSource implements Source {
   readonly shadow: Source;
   sendMessage?: Source['sendMessage'];
   deliverDecision?: Source['deliverDecision'];
+  continueDecision?: Source['continueDecision'];
   onDecisionRecorded?: Source['onDecisionRecorded'];
   onApprovalExpired?: Source['onApprovalExpired'];
   onApprovalRevoked?: Source['onApprovalRevoked'];

@@ -4,8 +4,10 @@
  * implement this one interface; the engine owns the store, seq, validation and fencing.
  *
  * Flow of a human action: the engine validates it (epoch, pending approval, argument hash,
- * expiry, idempotency), calls the source's `deliver*` hook, and only when that resolves records
- * the outcome as events. A hook that throws a StudioError refuses the action; nothing is recorded.
+ * expiry, idempotency). A decision is recorded first, together with an outbox job; the job then
+ * calls `deliverDecision` and `continueDecision` / `onDecisionRecorded` after the commit (again
+ * after a crash). An answer to a question is delivered with `deliverAnswer` first and recorded
+ * only when that resolves; a hook that throws a StudioError refuses the answer.
  */
 import type { EventDraft, QuestionValue, StoredEvent } from '../engine/eventDrafts.ts';
 import type { ToolCallRecord } from '../store/records.ts';
@@ -115,9 +117,20 @@ export interface Source {
     content: string,
     options?: { author: string | null },
   ): Promise<{ runId: string }>;
-  /** Delivers an approve/deny to the runtime before the engine records it. */
+  /**
+   * Delivers a recorded approve/deny to the runtime (the outbox's 'decision' job, after the
+   * commit). Called again when a job is retried after a crash, unless the runtime already moved a
+   * granted call on; a call it no longer waits for must be refused (throw), never confirmed twice.
+   * A throw ends a granted call with TOOL_FAILED (TOOL_OUTCOME_UNKNOWN on a retry).
+   */
   deliverDecision?(decision: ToolDecision): Promise<void>;
-  /** Called after the engine committed a decision (the demo agent continues its run here). */
+  /**
+   * Carries out a recorded decision inside the outbox job (the demo agent runs its granted call
+   * here). Idempotent, and resolves only once the call ran or ended: a job run again after a
+   * crash calls it again and it does only what is left. Replaces onDecisionRecorded.
+   */
+  continueDecision?(decision: ToolDecision): Promise<void>;
+  /** Called by the outbox job after the engine committed a decision (a bridge records the dispatch). */
   onDecisionRecorded?(decision: ToolDecision): void;
   /** An approval lapsed (APPROVAL_EXPIRED committed). */
   onApprovalExpired?(decision: Omit<ToolDecision, 'approved' | 'reason'>): void;

@@ -82,6 +82,8 @@ export class DemoAgent implements Source {
         await this.resumeWaiting(session.sessionId, session.currentRunId);
         continue;
       }
+      // A decision the outbox has not carried out yet: its job runs the call and ends the run.
+      if (await this.decisionOutstanding(session.currentRunId)) continue;
       await this.engine.endRun(
         session.sessionId,
         session.currentRunId,
@@ -162,8 +164,42 @@ export class DemoAgent implements Source {
     return new Promise((resolve) => this.waitingRuns.set(runId, resolve));
   }
 
-  onDecisionRecorded(decision: ToolDecision): void {
+  /**
+   * The outbox's 'decision' job (decisions.ts). A script waiting on the approval is woken; a
+   * granted delete runs here (shared with that script), so the job ends only once the call ran
+   * or failed, and a job run again after a crash does only what is left. After a restart no
+   * script waits: the call runs (or fails) here and the run ends here too.
+   */
+  async continueDecision(decision: ToolDecision): Promise<void> {
+    const live = decision.runId !== null && this.running.has(decision.runId);
     this.waiters.get(decision.approvalId)?.resolve(decision.approved ? 'GRANTED' : 'DENIED');
+    const call = await this.engine.reads.getToolCall(decision.toolCallId);
+    if (!call || call.toolName !== 'workspace.file.delete' || !decision.runId) return;
+    const runId = decision.runId;
+    if (decision.approved)
+      await this.executeDelete(decision.sessionId, runId, call.toolCallId, pathsOf(call));
+    if (live || (await this.runOver(runId))) return;
+    if (!decision.approved)
+      await this.engine.endRun(
+        decision.sessionId,
+        runId,
+        'RUN_FAILED',
+        'The human denied the tool call.',
+      );
+    else if ((await this.engine.reads.getToolCall(call.toolCallId))?.status === 'SUCCEEDED')
+      await this.append(decision.sessionId, [
+        { type: 'RUN_SUCCEEDED', runId, reason: 'Finished after a restart.' },
+      ]);
+  }
+
+  /** True while a 'decision' job of this run waits in the outbox (or a dead worker left it). */
+  private async decisionOutstanding(runId: string): Promise<boolean> {
+    for (const job of await this.engine.listJobs(['PENDING', 'CLAIMED'])) {
+      if (job.kind !== 'decision') continue;
+      const { decision } = JSON.parse(job.payload) as { decision: ToolDecision };
+      if (decision.runId === runId) return true;
+    }
+    return false;
   }
 
   onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
@@ -620,7 +656,29 @@ export class DemoAgent implements Source {
     this.running.set(runId, done);
   }
 
-  private async executeDelete(
+  /**
+   * Runs a granted delete once: the script and the outbox job share one execution, and a call
+   * already run (or ended) is left alone.
+   */
+  private executeDelete(
+    sessionId: string,
+    runId: string,
+    toolCallId: string,
+    paths: string[],
+  ): Promise<void> {
+    let execution = this.executions.get(toolCallId);
+    if (!execution) {
+      execution = this.runDelete(sessionId, runId, toolCallId, paths).finally(() =>
+        this.executions.delete(toolCallId),
+      );
+      this.executions.set(toolCallId, execution);
+    }
+    return execution;
+  }
+
+  private readonly executions = new Map<string, Promise<void>>();
+
+  private async runDelete(
     sessionId: string,
     runId: string,
     toolCallId: string,
@@ -630,10 +688,36 @@ export class DemoAgent implements Source {
     const approval = call?.approvalId ? await this.engine.reads.getApproval(call.approvalId) : null;
     if (!call || !approval) return;
     const base = { runId, toolCallId, toolName: call.toolName, toolVersion: call.toolVersion };
+    if (call.status === 'RUNNING') {
+      // Dispatched by a server that died before the delete was recorded: whether the files went
+      // is not known here (the workspace journal finished or undid the change at start).
+      await this.append(sessionId, [
+        {
+          ...base,
+          type: 'TOOL_OUTCOME_UNKNOWN',
+          status: 'OUTCOME_UNKNOWN',
+          error: {
+            code: ErrorCode.TOOL_FAILED,
+            message:
+              'The studio restarted while the delete ran; check the project (the AGENT_WRITE checkpoint before it holds the files).',
+            retryable: false,
+          },
+        },
+      ]);
+      await this.engine.endRun(
+        sessionId,
+        runId,
+        'RUN_PREEMPTED',
+        'The studio restarted during this run.',
+      );
+      return;
+    }
+    if (call.status !== 'WAITING_FOR_APPROVAL' || approval.status !== 'GRANTED') return;
     await this.append(sessionId, [
       { type: 'APPROVAL_CONSUMED', status: 'CONSUMED', ...approvalFieldsOf(approval), runId },
       { ...base, type: 'TOOL_DISPATCHED', status: 'RUNNING', executor: 'SERVER' },
     ]);
+    this.engine.faultPoint('demo-dispatched');
     const project = await this.engine.projectOfSession(sessionId);
     const args = call.argumentsJson
       ? (JSON.parse(call.argumentsJson) as { expectedRevision: string })
@@ -649,6 +733,7 @@ export class DemoAgent implements Source {
         expectedRevision: args.expectedRevision,
         changes: paths.filter((p) => ws.exists(p)).map((path) => ({ path, content: null })),
       });
+      this.engine.faultPoint('demo-written');
       await this.append(sessionId, [
         { ...base, type: 'TOOL_SUCCEEDED', status: 'SUCCEEDED', resultJson: canonicalJson(result) },
       ]);
@@ -764,6 +849,13 @@ export class DemoAgent implements Source {
   get model(): string {
     return MODEL;
   }
+}
+
+/** The paths a workspace.file.delete call names. */
+function pathsOf(call: ToolCallRecord): string[] {
+  return call.argumentsJson
+    ? ((JSON.parse(call.argumentsJson) as { paths?: string[] }).paths ?? [])
+    : [];
 }
 
 function delay(ms: number): Promise<void> {

@@ -275,6 +275,17 @@ export class ManagedAgentsSource implements Source {
         ErrorCode.APPROVAL_MISMATCH,
         'Managed Agents has not sent this tool call',
       );
+    // The outbox job run again after a crash: this very decision is already in the session's
+    // history (its `<id>/confirmation` row was stored before the crash, and the history replayed
+    // since shows the runtime took it), so it is not sent twice; the API has no idempotency key.
+    if (
+      follow.decided.has(toolUseId) &&
+      !follow.inFlight.has(toolUseId) &&
+      (decision.approved
+        ? tool.phase === 'running' || tool.phase === 'finished'
+        : tool.phase === 'denied')
+    )
+      return;
     if (
       tool.phase !== 'awaiting' ||
       tool.notConfirmable ||

@@ -25,6 +25,7 @@ import {
   ok,
   startHarness,
   waitForEvent,
+  waitUntil,
   type Harness,
 } from '../harness.ts';
 
@@ -166,6 +167,8 @@ describe('bridges in the real server', () => {
       }),
     );
     expect(approved.crowdyStudioAgentApproveTool.status).toBe('GRANTED');
+    // The outbox delivers the recorded decision after its commit.
+    await waitUntil(() => peer.requests.some((r) => r.method === 'POST'), 'the confirmation');
     const posts = peer.requests.filter((r) => r.method === 'POST');
     expect(posts).toHaveLength(1);
     expect(posts[0]?.json).toEqual({
@@ -182,10 +185,11 @@ describe('bridges in the real server', () => {
     const tail = events
       .filter((e) => BigInt(e.seq) > BigInt(requested.seq) && !e.type.startsWith('CLIENT_'))
       .map((e) => e.type);
+    // The grant commits first; the outbox then sends the confirmation (its STUDIO_LOG row).
     expect(tail).toEqual([
       'STUDIO_LOG',
-      'STUDIO_LOG',
       'APPROVAL_GRANTED',
+      'STUDIO_LOG',
       'TOOL_DISPATCHED',
       'STUDIO_LOG',
       'TOOL_SUCCEEDED',
@@ -239,6 +243,7 @@ describe('bridges in the real server', () => {
       approvalId: 'approval-sevt_L006-2',
       status: 'GRANTED',
     });
+    await waitUntil(() => peer.postedEvents(foreignId).length > 0, 'the confirmation');
     expect(peer.postedEvents(foreignId)).toEqual([
       { type: 'user.tool_confirmation', tool_use_id: 'sevt_L006', result: 'allow' },
     ]);
@@ -283,6 +288,7 @@ describe('bridges in the real server', () => {
     const a = await attach(c, reviewer);
     h.track(keepAlive(c, a));
     await ok(c, APPROVE, decideInput(a, pending));
+    await waitUntil(() => peer.answers.length > 0, 'the answer to Leviath');
     expect(peer.answers).toEqual([
       {
         runId: 'reviewer-1786409300-aa11bb22',

@@ -27,6 +27,7 @@ import {
   sha256,
   startHarness,
   waitForEvent,
+  waitUntil,
   type Ev,
 } from '../harness.ts';
 import { toolCall } from '../approvalKit.ts';
@@ -119,6 +120,8 @@ describe('Leviath path tools show their diff before approval', () => {
       }),
     );
     await ok(c, APPROVE, decideInput(a, approval));
+    // The outbox delivers the recorded decision after its commit.
+    await waitUntil(() => peer.answers.length > 0, 'the answer to Leviath');
     expect(peer.answers).toEqual([
       {
         runId: RUN,

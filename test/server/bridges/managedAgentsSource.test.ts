@@ -183,6 +183,35 @@ describe('ManagedAgentsSource', () => {
     ).toEqual(['TOOL_PROPOSED', 'TOOL_DISPATCHED', 'TOOL_SUCCEEDED']);
   });
 
+  it('a delivery the outbox retries after a restart does not confirm twice', async () => {
+    const { s, peer, host, source, foreignId, sessionId } = await setup('live-approval.json');
+    await source.start(host);
+    peer.emit(foreignId, section(s, 'live'));
+    await host.waitFor(() => host.types(sessionId).includes('APPROVAL_REQUESTED'));
+    const decision = decisionFor(host, sessionId, 'sevt_L006', true);
+    await source.deliverDecision(decision);
+    await source.stop();
+    // A new server: the same studio store (host), a new bridge that replays the history, which
+    // now holds the confirmation; the API has no idempotency key, so the bridge must not resend.
+    const again = new ManagedAgentsSource({
+      sessionIds: [foreignId],
+      apiKey: API_KEY,
+      baseUrl: peer.url,
+      logger: host.logger,
+      backoff: { initialMs: 20, maxMs: 80 },
+    });
+    cleanups.push(() => again.stop());
+    await again.start(host);
+    await again.deliverDecision(decision);
+    expect(
+      peer.postedEvents(foreignId).filter((e) => e.type === 'user.tool_confirmation'),
+    ).toHaveLength(1);
+    // A different decision for the same call is still refused.
+    await expect(again.deliverDecision({ ...decision, approved: false })).rejects.toMatchObject({
+      code: 'AGENT_APPROVAL_MISMATCH',
+    });
+  });
+
   it('posts a deny with its deny_message and no thread id', async () => {
     const { s, peer, host, source, foreignId, sessionId } = await setup('live-approval.json');
     await source.start(host);

@@ -105,10 +105,11 @@ describe('Claude Code through the studio', () => {
     );
     expect(readFileSync(join(root, 'notes.md'), 'utf8')).toBe('after\n');
     const types = events.map((e) => e.type);
-    // The pre-image checkpoint is committed before the grant, and one follows the tool result.
+    // The pre-image checkpoint is committed before the call runs (the outbox's delivery takes it
+    // after the grant commits, before Claude Code is allowed), and one follows the tool result.
     const firstCheckpoint = types.indexOf('CHECKPOINT_CREATED');
-    expect(firstCheckpoint).toBeGreaterThan(-1);
-    expect(firstCheckpoint).toBeLessThan(types.indexOf('APPROVAL_GRANTED'));
+    expect(firstCheckpoint).toBeGreaterThan(types.indexOf('APPROVAL_GRANTED'));
+    expect(firstCheckpoint).toBeLessThan(types.indexOf('TOOL_DISPATCHED'));
     expect(types.lastIndexOf('CHECKPOINT_CREATED')).toBeGreaterThan(
       types.indexOf('TOOL_SUCCEEDED'),
     );
