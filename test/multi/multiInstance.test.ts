@@ -168,7 +168,8 @@ describe('several studio servers on one PostgreSQL', () => {
         })
       ).studioRequestCheckpointRestore;
       // Two reviewers' approvals (different idempotency keys) on A and B at once: one is
-      // recorded, the other is refused as used once (already decided, or a decision in progress).
+      // recorded, the other is refused as used once (already decided or consumed, or a decision in
+      // progress).
       const results = await Promise.all(
         [onA, onB].map((c) => run(c, APPROVE, decideInput(a, approval))),
       );
@@ -177,7 +178,7 @@ describe('several studio servers on one PostgreSQL', () => {
       expect(refused).toHaveLength(1);
       expect(codeOf(refused[0]!.error)).toBe('AGENT_APPROVAL_MISMATCH');
       expect(refused[0]!.error!.graphQLErrors[0]!.message).toMatch(
-        /GRANTED, not PENDING|in progress/,
+        /(GRANTED|CONSUMED), not PENDING|in progress/,
       );
       const restored = (e: Ev) =>
         e.type === 'CHECKPOINT_RESTORED' && e.checkpointId === cp.checkpointId;
