@@ -168,10 +168,17 @@ export function Timeline(props: TimelineProps) {
   const scrubbed = scrubSeq?.sessionId === sessionId ? scrubSeq.seq : null;
   const focusSeq = scrubbed ?? linkSeq;
   const { store, snapshot } = useEventPages(sessionId);
-  const lastSeq = maxSeq(lastEventSeq, newestLoadedSeq(snapshot));
-  // The page the next event lands in: a full newest page moves the timeline on to the next one
-  // itself, so crossing a page never waits for the session's lastEventSeq to arrive.
-  const newestPage = pageOfSeq((BigInt(lastSeq) + 1n).toString());
+  const loadedSeq = newestLoadedSeq(snapshot);
+  const lastSeq = maxSeq(lastEventSeq, loadedSeq);
+  // The page the next event lands in. Once a page is loaded it is the page after the newest
+  // loaded event: a full newest page moves the timeline on to the next one, which the cache
+  // opened (empty) when the stream filled the page, so crossing a page is a cache hit. The
+  // session's lastEventSeq (studioSessionUpdates) runs ahead of the stream; following it made
+  // the timeline ask for the next page before the stream reached it, a request to the server
+  // per page during which the newest rows waited (ARCHITECTURE.md, "Why this shape").
+  const newestPage = pageOfSeq(
+    (BigInt(loadedSeq === '0' ? lastEventSeq : loadedSeq) + 1n).toString(),
+  );
 
   useEffect(() => store.want(newestPage), [store, newestPage]);
   useEffect(() => {
