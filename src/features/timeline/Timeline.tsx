@@ -66,6 +66,27 @@ function estimate(row: TimelineRow | undefined): number {
   }
 }
 
+/**
+ * Rows of one shape (an event type, a tool call that asked or ran without asking) are about
+ * as tall as each other: the timeline estimates a new row at the size the last row of its shape
+ * measured, so following the end does not lay out twice per frame (once for the new rows at a
+ * wrong estimate, again when their ResizeObserver reports the real size and every row below
+ * moves).
+ */
+function shapeOf(row: TimelineRow | undefined): string | null {
+  if (!row) return null;
+  switch (row.kind) {
+    case 'gap':
+      return null;
+    case 'message':
+      return `message:${row.role}`;
+    case 'toolCall':
+      return `toolCall:${row.toolCall?.approval ? 'asked' : 'ran'}`;
+    case 'event':
+      return `event:${row.event.type}`;
+  }
+}
+
 function gapHeight(row: GapRow): number {
   const events = Number(BigInt(row.throughSeq) - BigInt(row.fromSeq) + 1n);
   return Math.max(48, events * GAP_PX_PER_EVENT);
@@ -228,12 +249,23 @@ export function Timeline(props: TimelineProps) {
     },
     [following],
   );
+  const sizeByShape = useRef(new Map<string, number>());
   const virtualizer = useVirtualizer<HTMLDivElement, Element>({
     count: shown.length,
     getScrollElement: () => scrollRef.current,
-    estimateSize: (index) => estimate(shown[index]),
+    estimateSize: (index) => {
+      const shape = shapeOf(shown[index]);
+      return (
+        (shape !== null ? sizeByShape.current.get(shape) : undefined) ?? estimate(shown[index])
+      );
+    },
     getItemKey: (index) => shown[index]?.key ?? index,
-    measureElement: measureRow,
+    measureElement: (element, entry, instance) => {
+      const size = measureRow(element, entry, instance);
+      const shape = entry ? shapeOf(shown[instance.indexFromElement(element)]) : null;
+      if (shape !== null) sizeByShape.current.set(shape, size);
+      return size;
+    },
     anchorTo: 'end',
     // Following is this component's state (useFollowing), not a distance from the end.
     followOnAppend: false,
