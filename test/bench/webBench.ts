@@ -23,7 +23,7 @@
  * ("studio,raw,both"), BENCH_LIVE_S (8), BENCH_STATIC_DIR (another build, default dist/),
  * BENCH_PROFILE=1 (V8 CPU profile of the studio alone at the highest rate, source-mapped),
  * BENCH_TRACE=1 (a Chromium trace of the same, by trace event), BENCH_PROFILE_OUT=file.cpuprofile
- * (also write the raw profile).
+ * (also write the raw profile), BENCH_OPEN_ROWS=1 (the studio's largest rows after an open).
  */
 import {
   cpSync,
@@ -276,6 +276,35 @@ async function measureOpen(
     const sample = await webDrain(open.page);
     const ms = paintedAt(sample.newest, lastSeq)! - started;
     await sleep(500);
+    if (client === 'studio' && process.env.BENCH_OPEN_ROWS === '1')
+      console.log(
+        `    studio rows by elements: ${await open.page.evaluate(
+          () =>
+            [...document.querySelectorAll('article[data-row-key]')]
+              .map(
+                (a) =>
+                  [
+                    a.getAttribute('aria-label') ?? '?',
+                    a.getElementsByTagName('*').length,
+                  ] as const,
+              )
+              .sort((a, b) => b[1] - a[1])
+              .slice(0, 4)
+              .map(([label, n]) => `${label.slice(0, 40)}: ${n}`)
+              .join('; ') +
+            ` | rows ${document.querySelectorAll('article[data-row-key]').length}, by landmark: ` +
+            [
+              ...document.querySelectorAll(
+                'header, nav, aside, main, section, [role=region], [role=toolbar], [role=group]',
+              ),
+            ]
+              .map(
+                (e) =>
+                  `${e.tagName.toLowerCase()}[${e.getAttribute('aria-label') ?? ''}] ${e.getElementsByTagName('*').length}`,
+              )
+              .join(', '),
+        )}`,
+      );
     return { ms, heapMb: await heapAfterGcMb(open.cdp), elements: await elements(open.page) };
   } finally {
     await open.context.close().catch(() => undefined);
