@@ -21,6 +21,7 @@ import {
 } from './views.ts';
 import type { SessionView } from './views.ts';
 import { eventStream, sessionUpdates } from './subscriptions.ts';
+import { ExecutionReads } from './executionReads.ts';
 import { searchEvents, type SearchEventsArgs } from './searchResolvers.ts';
 import { checkpointFileResolvers } from './checkpointFiles.ts';
 import { historyQueryResolvers } from './historyResolvers.ts';
@@ -592,11 +593,21 @@ const Subscription = {
 
 type Obj = Record<string, unknown>;
 
-/**
- * One execution (an HTTP request, or one subscription payload) reads each tool call and approval
- * once: a page of events names the same toolCallId several times (proposed, dispatched, succeeded).
- */
-const readsByExecution = new WeakMap<object, Map<string, unknown>>();
+/** The reads of one execution, gathered and memoised (executionReads.ts). */
+const readsByExecution = new WeakMap<object, ExecutionReads>();
+
+function executionReads(ctx: StudioContext, info: GraphQLResolveInfo): ExecutionReads {
+  const scope =
+    typeof info.rootValue === 'object' && info.rootValue !== null
+      ? (info.rootValue as object)
+      : ctx;
+  let reads = readsByExecution.get(scope);
+  if (!reads) {
+    reads = new ExecutionReads(ctx.engine);
+    readsByExecution.set(scope, reads);
+  }
+  return reads;
+}
 
 function oncePerExecution<T>(
   ctx: StudioContext,
@@ -604,29 +615,21 @@ function oncePerExecution<T>(
   key: string,
   load: () => T,
 ): T {
-  const scope =
-    typeof info.rootValue === 'object' && info.rootValue !== null
-      ? (info.rootValue as object)
-      : ctx;
-  let seen = readsByExecution.get(scope);
-  if (!seen) {
-    seen = new Map();
-    readsByExecution.set(scope, seen);
-  }
-  if (!seen.has(key)) seen.set(key, load());
-  return seen.get(key) as T;
+  return executionReads(ctx, info).once(key, load);
 }
 
 function toolCallOnce(toolCallId: string, ctx: StudioContext, info: GraphQLResolveInfo) {
-  return oncePerExecution(ctx, info, `tc:${toolCallId}`, async () => {
-    const call = await ctx.engine.reads.getToolCall(toolCallId);
+  const reads = executionReads(ctx, info);
+  return reads.once(`tc:${toolCallId}`, async () => {
+    const call = await reads.toolCall(toolCallId);
     return call ? toolCallView(call) : null;
   });
 }
 
 function approvalOnce(approvalId: string, ctx: StudioContext, info: GraphQLResolveInfo) {
-  return oncePerExecution(ctx, info, `ap:${approvalId}`, async () => {
-    const approval = await ctx.engine.reads.getApproval(approvalId);
+  const reads = executionReads(ctx, info);
+  return reads.once(`ap:${approvalId}`, async () => {
+    const approval = await reads.approval(approvalId);
     return approval ? approvalView(approval) : null;
   });
 }
@@ -668,9 +671,16 @@ const linked = {
       toolCallOnce(a.toolCallId as string, ctx, info),
   },
   StudioToolCall: {
-    studioCanAskAgain: async (c: Obj, _a: Args, { engine }: StudioContext) => {
-      const call = await engine.reads.getToolCall(c.toolCallId as string);
-      return call ? await engine.canAskAgain(call) : false;
+    studioCanAskAgain: async (c: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) => {
+      // Only an expired or revoked call can be asked again (engine.canAskAgain checks it first):
+      // the execution's gathered reads answer that for every other call.
+      if (!c._approvalId) return false;
+      const reads = executionReads(ctx, info);
+      const approval = await reads.approval(c._approvalId as string);
+      if (!approval || (approval.status !== 'EXPIRED' && approval.status !== 'REVOKED'))
+        return false;
+      const call = await reads.toolCall(c.toolCallId as string);
+      return call ? await ctx.engine.canAskAgain(call) : false;
     },
     approval: (c: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) =>
       c._approvalId ? approvalOnce(c._approvalId as string, ctx, info) : null,

@@ -27,14 +27,18 @@ export interface SlicedIngestOptions<T> {
   prepare?: (item: T) => (() => Promise<void>) | null;
   /** A failure of one item (it is logged and skipped; the others go on). */
   onError: (error: unknown) => void;
-  /** Items per slice (default 500). */
+  /** Items per slice (default 2,000). */
   maxItems?: number;
-  /** Milliseconds per slice (default 8). */
+  /**
+   * Milliseconds of applying per slice (default 25). The slice's commit (its one fsync) comes on
+   * top, and every slice pays one: 8 ms slices spent about a quarter of a burst's time in
+   * commits (bench:ingest profile); 25 ms plus a commit still answers /healthz well within 100 ms.
+   */
   maxMs?: number;
 }
 
-export const DEFAULT_SLICE_ITEMS = 500;
-export const DEFAULT_SLICE_MS = 8;
+export const DEFAULT_SLICE_ITEMS = 2_000;
+export const DEFAULT_SLICE_MS = 25;
 
 /** Resolves on the next turn of the event loop, after pending I/O callbacks. */
 export function yieldToEventLoop(): Promise<void> {

@@ -34,33 +34,45 @@ const SKIP = new Set([
 export const EVENT_TEXT_MAX_CHARS = 64 * 1024;
 
 export function eventText(payload: string): string {
-  const parts: string[] = [];
-  let length = 0;
-  const visit = (value: unknown, key: string | null): void => {
-    if (length >= EVENT_TEXT_MAX_CHARS) return;
-    if (key !== null && SKIP.has(key)) return;
-    if (typeof value === 'string') {
-      if (value) {
-        parts.push(value);
-        length += value.length + 1;
-      }
-    } else if (Array.isArray(value)) {
-      for (const item of value) visit(item, null);
-    } else if (value && typeof value === 'object') {
-      for (const [k, v] of Object.entries(value)) visit(v, k);
-    }
-  };
+  let value: unknown;
   try {
-    visit(JSON.parse(payload), null);
+    value = JSON.parse(payload);
   } catch {
     return '';
   }
+  const parts: string[] = [];
+  collect(value, parts, 0);
   // The snippet marks must not occur in indexed text.
-  return parts
-    .join('\n')
-    .slice(0, EVENT_TEXT_MAX_CHARS)
-    .replaceAll(MARK_START, ' ')
-    .replaceAll(MARK_END, ' ');
+  const text = parts.join('\n');
+  const clipped = text.length > EVENT_TEXT_MAX_CHARS ? text.slice(0, EVENT_TEXT_MAX_CHARS) : text;
+  return clipped.includes(MARK_START) || clipped.includes(MARK_END)
+    ? clipped.replaceAll(MARK_START, ' ').replaceAll(MARK_END, ' ')
+    : clipped;
+}
+
+/**
+ * Pushes the searchable strings under `value` onto `parts` (depth first, in key order) while
+ * fewer than EVENT_TEXT_MAX_CHARS were gathered; returns the length gathered so far. A plain
+ * loop (no Object.entries pairs): it runs once per appended event.
+ */
+function collect(value: unknown, parts: string[], length: number): number {
+  if (length >= EVENT_TEXT_MAX_CHARS) return length;
+  if (typeof value === 'string') {
+    if (value) {
+      parts.push(value);
+      length += value.length + 1;
+    }
+  } else if (Array.isArray(value)) {
+    for (const item of value) length = collect(item, parts, length);
+  } else if (value && typeof value === 'object') {
+    const record = value as Record<string, unknown>;
+    for (const key in record) {
+      if (SKIP.has(key)) continue;
+      length = collect(record[key], parts, length);
+      if (length >= EVENT_TEXT_MAX_CHARS) return length;
+    }
+  }
+  return length;
 }
 
 /**
@@ -104,5 +116,11 @@ export function snippetParts(snippet: string): { text: string; match: boolean }[
  * collide with another id or with words of the text (which live in another column).
  */
 export function sessionToken(sessionId: string): string {
-  return `s${Buffer.from(sessionId, 'utf8').toString('hex')}`;
+  // Asked once per appended event, nearly always for the session of the last one.
+  if (sessionId === lastSession) return lastToken;
+  lastToken = `s${Buffer.from(sessionId, 'utf8').toString('hex')}`;
+  lastSession = sessionId;
+  return lastToken;
 }
+let lastSession: string | null = null;
+let lastToken = '';

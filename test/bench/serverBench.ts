@@ -137,6 +137,8 @@ interface Phase<T> {
   value: T;
   serverElu: number;
   clientElu: number;
+  /** CPU time of the whole process (server and client threads), ms: less bent by a busy machine than the wall clock. */
+  cpuMs: number;
   profile: ProfileSummary | null;
 }
 
@@ -150,13 +152,16 @@ async function phase<T>(
   await profiler?.start();
   const server0 = performance.eventLoopUtilization();
   const client0 = client.elu();
+  const cpu0 = process.cpuUsage();
   const value = await fn();
+  const cpu = process.cpuUsage(cpu0);
+  const cpuMs = (cpu.user + cpu.system) / 1000;
   const serverElu = performance.eventLoopUtilization(server0).utilization;
   const clientElu = client.elu(client0).utilization;
   const profile = profiler
     ? await profiler.stop(join(PROFILE_DIR, `serverBench-${name}.cpuprofile`))
     : null;
-  return { value, serverElu, clientElu, profile };
+  return { value, serverElu, clientElu, cpuMs, profile };
 }
 
 function printProfile(name: string, profile: ProfileSummary | null): void {
@@ -200,6 +205,10 @@ function replayRows(label: string, p: Phase<ReplayResult>, expected: number): vo
   row(
     `${label}: event-loop busy, server / client thread`,
     `${fmt(100 * p.serverElu)}% / ${fmt(100 * p.clientElu)}%`,
+  );
+  row(
+    `${label}: process CPU per event (server + client threads)`,
+    `${fmt(r.events > 0 ? (p.cpuMs * 1000) / r.events : 0, 1)} µs`,
   );
 }
 

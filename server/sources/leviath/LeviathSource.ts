@@ -92,7 +92,7 @@ export interface LeviathSourceOptions {
   backoff?: BackoffOptions;
   /** How long after a run stops waiting the bridge asks whether its prompt was answered elsewhere (default 1000 ms). */
   settleMs?: number;
-  /** Ingest slice bounds (default 500 frames or 8 ms per slice, one group commit each). */
+  /** Ingest slice bounds (default 2,000 frames or 25 ms per slice, one group commit each). */
   slice?: Pick<SlicedIngestOptions<unknown>, 'maxItems' | 'maxMs'>;
   /** TTL of the approvals the bridge requests (default and cap 120 s; they are requested again while Leviath waits). */
   approvalTtlMs?: number;
