@@ -3,8 +3,7 @@ import react from '@vitejs/plugin-react';
 import tailwindcss from '@tailwindcss/vite';
 import { precompress } from './scripts/precompress.ts';
 
-const VENDOR =
-  /node_modules\/(react|react-dom|scheduler|urql|@urql|wonka|graphql-ws|@0no-co|@tanstack\/(react-)?query-core|@tanstack\/react-query)\//;
+const VENDOR = /node_modules\/(react|react-dom|scheduler|urql|@urql|wonka|graphql-ws|@0no-co)\//;
 
 // The dev server proxies the contract to a studio server on :4000 (`npm run serve`).
 export default defineConfig({
@@ -14,8 +13,9 @@ export default defineConfig({
     sourcemap: true,
     rolldownOptions: {
       output: {
-        // One long-cached vendor chunk of what every route needs; a dependency only a lazy route
-        // uses (the virtualizer, diffing) stays in that route's chunk (issue 13).
+        // One long-cached vendor chunk of what every route needs; a dependency only lazy chunks
+        // use (the virtualizer, diffing, TanStack Query for /healthz and blobs) stays with them
+        // (issue 13).
         codeSplitting: {
           groups: [{ name: 'vendor', test: VENDOR }],
         },

@@ -6,15 +6,19 @@ import { useInboxCount } from '../features/approvals/useInboxCount.ts';
 import { useApprovalCountInTitle } from '../features/approvals/useCountInTitle.ts';
 import { KillSwitch } from '../features/policy/KillSwitch.tsx';
 import { ConnectionBadge } from '../features/connection/ConnectionBadge.tsx';
-import { SessionsOverview } from '../features/sessions/SessionsOverview.tsx';
-import { NewSessionForm } from '../features/new-session/index.ts';
 import { SessionsSidebar } from '../features/sessions/SessionsSidebar.tsx';
 import type { ConnectionStore } from '../graphql/connectionStore.ts';
 import { Link, navigate } from '../ui/router.tsx';
 import { ThemeToggle } from '../ui/ThemeToggle.tsx';
 import { useMediaQuery, WIDE_QUERY } from '../ui/useMediaQuery.ts';
 import { checkpointsHref, sessionHref } from './paths.ts';
-import { InboxScreen, RulesScreen, SessionScreen } from './lazyRoutes.tsx';
+import {
+  InboxScreen,
+  NewSessionForm,
+  RulesScreen,
+  SessionScreen,
+  SessionsOverview,
+} from './lazyRoutes.tsx';
 import { pathOf, useRoute, type Route } from './routes.ts';
 
 function BackgroundNotifications() {
@@ -61,11 +65,13 @@ function Home() {
     >
       <div className="mx-auto max-w-4xl space-y-4 p-4 text-slate-800 roomy:p-8 dark:text-slate-200">
         <h1 className="text-2xl font-semibold text-slate-900 dark:text-slate-50">Agent Studio</h1>
-        <SessionsOverview
-          sessionHref={sessionHref}
-          inboxHref="/inbox"
-          checkpointsHref={checkpointsHref}
-        />
+        <Suspense fallback={null}>
+          <SessionsOverview
+            sessionHref={sessionHref}
+            inboxHref="/inbox"
+            checkpointsHref={checkpointsHref}
+          />
+        </Suspense>
         <p className="text-sm text-slate-600 dark:text-slate-300">
           Keyboard: Tab moves between controls, <kbd>j</kbd> and <kbd>k</kbd> move between events in
           a timeline, and every event has a link you can copy or open in a new tab.
@@ -249,7 +255,9 @@ export function App({ connection }: { connection: ConnectionStore }) {
               </button>
             </div>
           )}
-          <NewSessionForm onCreated={(sessionId) => navigate(sessionHref(sessionId))} />
+          <Suspense fallback={null}>
+            <NewSessionForm onCreated={(sessionId) => navigate(sessionHref(sessionId))} />
+          </Suspense>
           <SessionsSidebar activeSessionId={activeSessionId} sessionHref={sessionHref} />
         </aside>
         <main

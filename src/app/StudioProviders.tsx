@@ -1,21 +1,14 @@
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import type { QueryClient } from '@tanstack/react-query';
 import type { ReactNode } from 'react';
 import { Provider, type Client } from 'urql';
-import { retryUnlessRefused, type StudioHttp } from '../graphql/studioHttp.ts';
-import { StudioHttpProvider } from '../graphql/StudioHttpProvider.tsx';
+import type { StudioHttp } from '../graphql/studioHttp.ts';
+import { setQueryClientOf, StudioHttpProvider } from '../graphql/StudioHttpProvider.tsx';
 
 /**
- * The QueryClient for the studio's resources outside GraphQL (/healthz, /api/blobs). Graphcache
- * owns every GraphQL entity. Refusals (401, 404) are not retried; nothing refetches on focus,
- * because health polls on its own interval and blobs never change.
+ * Everything the features read from context: the urql Client and the HTTP client for /healthz
+ * and /api/blobs. TanStack Query's QueryClient belongs to that HTTP client and is made by the
+ * first feature that needs it (`graphql/studioQueries.ts`); `queryClient` hands one in (tests).
  */
-export function makeQueryClient(): QueryClient {
-  return new QueryClient({
-    defaultOptions: { queries: { refetchOnWindowFocus: false, retry: retryUnlessRefused } },
-  });
-}
-
-/** Everything the features read from context: the urql Client, the QueryClient, the HTTP client. */
 export function StudioProviders({
   client,
   queryClient,
@@ -23,15 +16,14 @@ export function StudioProviders({
   children,
 }: {
   client: Client;
-  queryClient: QueryClient;
+  queryClient?: QueryClient;
   http: StudioHttp;
   children: ReactNode;
 }) {
+  if (queryClient) setQueryClientOf(http, queryClient);
   return (
     <Provider value={client}>
-      <QueryClientProvider client={queryClient}>
-        <StudioHttpProvider value={http}>{children}</StudioHttpProvider>
-      </QueryClientProvider>
+      <StudioHttpProvider value={http}>{children}</StudioHttpProvider>
     </Provider>
   );
 }

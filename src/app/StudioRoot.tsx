@@ -1,8 +1,8 @@
-import type { QueryClient } from '@tanstack/react-query';
-import { useCallback, useEffect, useState } from 'react';
+import { Suspense, useCallback, useEffect, useState } from 'react';
 import { makeStudioClient, type StudioClient } from '../graphql/client.ts';
 import { makeConnectionStore, type ConnectionStore } from '../graphql/connectionStore.ts';
 import { makeStudioHttp, type StudioHttp } from '../graphql/studioHttp.ts';
+import { queryClientOf } from '../graphql/StudioHttpProvider.tsx';
 import { App } from './App.tsx';
 import {
   bootstrap,
@@ -13,8 +13,8 @@ import {
   type BootProblem,
 } from './bootstrap.ts';
 import { shareTokenWithNewTabs } from './tokenHandoff.ts';
-import { BootProblemPage } from './BootProblemPage.tsx';
-import { makeQueryClient, StudioProviders } from './StudioProviders.tsx';
+import { BootProblemPage } from './lazyRoutes.tsx';
+import { StudioProviders } from './StudioProviders.tsx';
 
 type Phase =
   | { kind: 'booting' }
@@ -23,7 +23,6 @@ type Phase =
       kind: 'ready';
       studio: StudioClient;
       connection: ConnectionStore;
-      queryClient: QueryClient;
       http: StudioHttp;
       token: string;
     };
@@ -39,7 +38,7 @@ export function StudioRoot() {
   useEffect(() => {
     let cancelled = false;
     let studio: StudioClient | null = null;
-    let queryClient: QueryClient | null = null;
+    let http: StudioHttp | null = null;
     let stopSharing: (() => void) | null = null;
     void bootstrap().then((result) => {
       if (cancelled) return;
@@ -59,17 +58,16 @@ export function StudioRoot() {
           setPhase({ kind: 'problem', problem: { kind: 'rejectedToken' } });
         },
       });
-      queryClient = makeQueryClient();
-      const http = makeStudioHttp({ endpoint: result.endpoint, token: result.token });
+      http = makeStudioHttp({ endpoint: result.endpoint, token: result.token });
       // The server accepted this token: new tabs of this origin may ask for it.
       stopSharing = shareTokenWithNewTabs(result.token);
-      setPhase({ kind: 'ready', studio, connection, queryClient, http, token: result.token });
+      setPhase({ kind: 'ready', studio, connection, http, token: result.token });
     });
     return () => {
       cancelled = true;
       stopSharing?.();
       void studio?.dispose();
-      queryClient?.clear();
+      if (http) queryClientOf(http)?.clear();
     };
   }, [attempt]);
 
@@ -107,9 +105,13 @@ export function StudioRoot() {
     );
   }
   if (phase.kind === 'problem')
-    return <BootProblemPage problem={phase.problem} onRetry={retry} onToken={submitToken} />;
+    return (
+      <Suspense fallback={null}>
+        <BootProblemPage problem={phase.problem} onRetry={retry} onToken={submitToken} />
+      </Suspense>
+    );
   return (
-    <StudioProviders client={phase.studio.client} queryClient={phase.queryClient} http={phase.http}>
+    <StudioProviders client={phase.studio.client} http={phase.http}>
       <App connection={phase.connection} />
     </StudioProviders>
   );

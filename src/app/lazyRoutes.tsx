@@ -31,6 +31,26 @@ export const CheckpointBrowserPage = lazy(() =>
   import('../features/checkpoints/index.ts').then((m) => ({ default: m.CheckpointBrowserPage })),
 );
 
+/**
+ * Parts of the shell that no first paint needs (issue 13, initial JS <= 120 KB gzip): the start
+ * page's overview (a route of its own), the new-session form (it waits for `studioProjects`
+ * anyway and shows nothing until a project can start a session) and the boot problem page (only
+ * when boot fails). Each renders nothing until its chunk is in.
+ */
+export const SessionsOverview = lazy(() =>
+  import('../features/sessions/SessionsOverview.tsx').then((m) => ({
+    default: m.SessionsOverview,
+  })),
+);
+
+export const NewSessionForm = lazy(() =>
+  import('../features/new-session/index.ts').then((m) => ({ default: m.NewSessionForm })),
+);
+
+export const BootProblemPage = lazy(() =>
+  import('./BootProblemPage.tsx').then((m) => ({ default: m.BootProblemPage })),
+);
+
 /** Loads every lazy screen's module now (tests render routes without waiting on a transform). */
 export async function preloadRoutes(): Promise<void> {
   await Promise.all([
@@ -38,5 +58,8 @@ export async function preloadRoutes(): Promise<void> {
     import('./InboxScreen.tsx'),
     import('./RulesScreen.tsx'),
     import('../features/checkpoints/index.ts'),
+    import('../features/sessions/SessionsOverview.tsx'),
+    import('../features/new-session/index.ts'),
+    import('./BootProblemPage.tsx'),
   ]);
 }

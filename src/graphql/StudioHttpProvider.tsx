@@ -1,3 +1,4 @@
+import type { QueryClient } from '@tanstack/react-query';
 import { createContext, useContext, type ReactNode } from 'react';
 import type { StudioHttp } from './studioHttp.ts';
 
@@ -19,4 +20,20 @@ export function useStudioHttp(): StudioHttp {
   const http = useContext(StudioHttpContext);
   if (!http) throw new Error('useStudioHttp needs a StudioHttpProvider above it.');
   return http;
+}
+
+/**
+ * The QueryClient holding one StudioHttp's results (/healthz, /api/blobs), one per boot like the
+ * HTTP client itself. It is made by the first feature that reads through TanStack Query
+ * (`useStudioQueryClient` in `studioQueries.ts`), so TanStack Query is not part of the first
+ * paint's JavaScript (issue 13); a test may hand one in through `StudioProviders`.
+ */
+const queryClients = new WeakMap<StudioHttp, QueryClient>();
+
+export function queryClientOf(http: StudioHttp): QueryClient | undefined {
+  return queryClients.get(http);
+}
+
+export function setQueryClientOf(http: StudioHttp, client: QueryClient): void {
+  queryClients.set(http, client);
 }

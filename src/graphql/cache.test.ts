@@ -148,6 +148,34 @@ describe('makeCacheConfig: studioAgentEventBatches', () => {
     expect(seqs(readPage(test, 0))).toEqual(['1', '2', '3', '4', '5', '6']);
   });
 
+  it('reads a written batch back without its events, which its page holds', async () => {
+    const test = makeTestClient((operation) =>
+      operation.kind === 'query'
+        ? { data: { studioEventPage: eventPage(0, logEvents(1, 3)) } }
+        : { data: null },
+    );
+    await test.client
+      .query(EventPageQuery, { sessionId: SESSION_ID, page: '0', size: PAGE_SIZE })
+      .toPromise();
+    const results: unknown[] = [];
+    test.client
+      .subscription(EventBatchesSubscription, { sessionId: SESSION_ID, afterSeq: '0' })
+      .subscribe((result) => results.push(result.data));
+    test.push('studioAgentEventBatches', batch(logEvents(4, 6)));
+    await flush();
+    expect(results).toEqual([
+      {
+        studioAgentEventBatches: {
+          sessionId: SESSION_ID,
+          fromSeq: '4',
+          throughSeq: '6',
+          events: [],
+        },
+      },
+    ]);
+    expect(seqs(readPage(test, 0))).toEqual(['1', '2', '3', '4', '5', '6']);
+  });
+
   it('does not link a duplicate event twice', async () => {
     const test = await setup({ 0: logEvents(1, 3) });
     test.push('studioAgentEventBatches', batch(logEvents(3, 5)));
@@ -182,6 +210,26 @@ describe('makeCacheConfig: studioAgentEventBatches', () => {
     expect(seqs(next)).toEqual([String(p1), String(p1 + 1)]);
     expect(next?.complete).toBe(false);
     expect(next?.fromSeq).toBe(String(p1));
+  });
+
+  it('opens the next page empty when the stream fills a page, so moving on asks nobody', async () => {
+    const test = await setup({ 0: logEvents(1, PAGE_SIZE - 3) });
+    test.push('studioAgentEventBatches', batch(logEvents(PAGE_SIZE - 2, PAGE_SIZE)));
+    await flush();
+    expect(readPage(test, 0)?.complete).toBe(true);
+    const next = readPage(test, 1);
+    expect(next?.events).toEqual([]);
+    expect([next?.fromSeq, next?.complete]).toEqual([String(firstSeqOf(1)), false]);
+    const requested = test.operations.length;
+    const answer = await test.client
+      .query(EventPageQuery, { sessionId: SESSION_ID, page: '1', size: PAGE_SIZE })
+      .toPromise();
+    expect(answer.data?.studioEventPage.events).toEqual([]);
+    expect(test.operations).toHaveLength(requested);
+    const p1 = firstSeqOf(1);
+    test.push('studioAgentEventBatches', batch(logEvents(p1, p1 + 1)));
+    await flush();
+    expect(seqs(readPage(test, 1))).toEqual([String(p1), String(p1 + 1)]);
   });
 
   it('updates the one StudioToolCall entity that every event for the call shares', async () => {

@@ -163,6 +163,11 @@ function keys(): KeyingConfig {
     CrowdyStudioAgentPolicy: (d: DataFields) => `${String(d.kind)}:${String(d.appId)}`,
     // History scrubber (issue 11): one rail per session, refetched in place as the log grows.
     StudioSessionHistory: (d: DataFields) => d.sessionId as string,
+    // A live batch is a delivery, keyed only so that reading it back goes through the
+    // `events` resolver below (Graphcache reads an unkeyed root object's list from the result
+    // itself, event by event); nothing links it, so the next GC drops it.
+    StudioAgentEventBatch: (d: DataFields) =>
+      `${String(d.sessionId)}:${String(d.fromSeq)}:${String(d.throughSeq)}`,
   });
   for (const typename of [
     'AgentError',
@@ -184,7 +189,6 @@ function keys(): KeyingConfig {
     'StudioFileChange',
     'StudioFileChangeEdge',
     'StudioFileChangeConnection',
-    'StudioAgentEventBatch',
     'StudioToolCallStep',
     'StudioPendingApproval',
     'AgentClientAttachment',
@@ -291,8 +295,38 @@ function linkEventsIntoPages(cache: Cache, sessionId: string, events: readonly R
         size: PAGE_SIZE,
         complete: true,
       });
+      openEmptyPage(cache, sessionId, (BigInt(page) + 1n).toString());
     }
   }
+}
+
+/**
+ * Caches the page after one the stream just filled, empty, unless it is cached already: the
+ * timeline moves on to it at once, and finds it in the cache instead of asking the server for
+ * a page the stream is about to fill anyway (its events follow in order on the same stream).
+ */
+function openEmptyPage(cache: Cache, sessionId: string, page: string): void {
+  const args = { sessionId, page, size: PAGE_SIZE };
+  if (typeof cache.resolve('Query', 'studioEventPage', args) === 'string') return;
+  const bounds = pageBounds(page);
+  cache.writeFragment(EventPageFields, {
+    __typename: 'StudioEventPage',
+    sessionId,
+    page,
+    size: PAGE_SIZE,
+    fromSeq: bounds.fromSeq,
+    throughSeq: bounds.throughSeq,
+    complete: false,
+  });
+  const pageKey = cache.keyOfEntity({
+    __typename: 'StudioEventPage',
+    sessionId,
+    page,
+    size: PAGE_SIZE,
+  });
+  if (!pageKey) return;
+  cache.link(pageKey, 'events', []);
+  cache.link('Query', 'studioEventPage', args, pageKey);
 }
 
 function opensPageAfterCachedPage(
@@ -604,6 +638,11 @@ export function makeCacheConfig(): CacheExchangeOpts {
     keys: keys(),
     optimistic: optimistic(),
     resolvers: {
+      // After writing a subscription result Graphcache reads the whole document back, which for
+      // a batch was every event with its whole tool call (as costly as the write, for a result
+      // nobody reads: the stream's hook only watches errors). The events live in their pages,
+      // which the timeline reads; read back, a batch has none (ARCHITECTURE.md, "Why this shape").
+      StudioAgentEventBatch: { events: () => [] },
       // Entities read by key: a card asks for one tool call or question and gets the cached
       // entity that events keep current (the network only when it was never seen).
       Query: {

@@ -51,7 +51,11 @@ function rootField(operation: Operation): string | null {
   return null;
 }
 
-export function makeTestClient(resolve: Resolver = () => ({ data: null })): TestClient {
+export function makeTestClient(
+  resolve: Resolver = () => ({ data: null }),
+  /** The cache config (benchmarks compare variants of the production one). */
+  cacheConfig = makeCacheConfig(),
+): TestClient {
   const operations: Operation[] = [];
   const open = new Map<number, { operation: Operation; subject: Subject<OperationResult> }>();
 
@@ -98,7 +102,7 @@ export function makeTestClient(resolve: Resolver = () => ({ data: null })): Test
 
   const client = new Client({
     url: 'http://studio.test/graphql',
-    exchanges: [cacheExchange(makeCacheConfig()), transport],
+    exchanges: [cacheExchange(cacheConfig), transport],
   });
 
   return {

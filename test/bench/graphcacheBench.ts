@@ -193,7 +193,7 @@ async function main(): Promise<void> {
   try {
     for (const mix of STREAM_MIXES as StreamMix[]) {
       const sessionId = `ses_cache_${mix}`;
-      source.live.ensureSession({
+      await source.live.ensureSession({
         sessionId,
         title: sessionId,
         mode: 'BUILD',
@@ -205,7 +205,7 @@ async function main(): Promise<void> {
       const want = PAGE_SIZE * (PAGES + 1);
       const batch: EventDraft[] = [];
       for (let i = 0; i < want; i += 1) batch.push(drafts.next().value as EventDraft);
-      source.live.append(sessionId, batch);
+      await source.live.append(sessionId, batch);
       const all = await fetchEvents(server.url, server.token, sessionId);
       // Stream pages 1..PAGES (page 0 holds the session's own first events).
       const live = all.filter((e) => {
@@ -225,6 +225,26 @@ async function main(): Promise<void> {
           `    ${String(size).padStart(5)}   ${fmt(alone.perBatch).padStart(8)} ${fmt(alone.per1k, 0).padStart(8)}              ${fmt(watched.perBatch).padStart(8)} ${fmt(watched.per1k, 0).padStart(8)}   (${watched.reads} re-reads)`,
         );
       }
+      // What the raw client does with the same batches: JSON.parse of each socket message.
+      const messages: string[] = [];
+      for (let i = 0; i < live.length; i += 33)
+        messages.push(
+          JSON.stringify({
+            id: '1',
+            type: 'next',
+            payload: { data: { studioAgentEventBatches: { events: live.slice(i, i + 33) } } },
+          }),
+        );
+      const parses: number[] = [];
+      for (let run = 0; run < 7; run += 1) {
+        const started = performance.now();
+        for (const message of messages) JSON.parse(message);
+        parses.push(((performance.now() - started) * 1000) / live.length);
+      }
+      parses.sort((a, b) => a - b);
+      console.log(
+        `    the raw client's work, JSON.parse of the same 33-event messages: ${fmt(parses[3]!)} ms per 1k events (median of 7)`,
+      );
       for (const size of [PAGE_SIZE, 64]) {
         await readCost(live, sessionId, size);
         const ms = await readCost(live, sessionId, size);

@@ -22,7 +22,8 @@
  * BENCH_OPEN_REPS (2), BENCH_MIXES ("log,tool"), BENCH_RATES ("1000,2000"), BENCH_MODES
  * ("studio,raw,both"), BENCH_LIVE_S (8), BENCH_STATIC_DIR (another build, default dist/),
  * BENCH_PROFILE=1 (V8 CPU profile of the studio alone at the highest rate, source-mapped),
- * BENCH_TRACE=1 (a Chromium trace of the same, by trace event).
+ * BENCH_TRACE=1 (a Chromium trace of the same, by trace event), BENCH_PROFILE_OUT=file.cpuprofile
+ * (also write the raw profile), BENCH_OPEN_ROWS=1 (the studio's largest rows after an open).
  */
 import {
   cpSync,
@@ -174,6 +175,8 @@ interface OpenPage {
   page: Page;
   cdp: CDPSession;
   errors: string[];
+  /** GraphQL requests over HTTP so far, by operation name (page loads, history, cards). */
+  requests: Map<string, number>;
 }
 
 async function openPage(browser: Browser, token: string, url: string, client: Client) {
@@ -181,13 +184,21 @@ async function openPage(browser: Browser, token: string, url: string, client: Cl
   await context.addInitScript(webBenchInitScript(token));
   const page = await context.newPage();
   const errors: string[] = [];
+  const requests = new Map<string, number>();
+  page.on('request', (request) => {
+    if (request.method() !== 'POST' || !request.url().endsWith('/graphql')) return;
+    const name = /^\s*(?:query|mutation)\s+(\w+)/.exec(
+      (JSON.parse(request.postData() ?? '{}') as { query?: string }).query ?? '',
+    )?.[1];
+    requests.set(name ?? '?', (requests.get(name ?? '?') ?? 0) + 1);
+  });
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('console', (message) => {
     if (message.type() === 'error') errors.push(message.text());
   });
   const cdp = await context.newCDPSession(page);
   await cdp.send('Performance.enable', { timeDomain: 'threadTicks' });
-  return { client, context, page, cdp, errors } satisfies OpenPage;
+  return { client, context, page, cdp, errors, requests } satisfies OpenPage;
 }
 
 function pathFor(client: Client, sessionId: string): string {
@@ -265,6 +276,35 @@ async function measureOpen(
     const sample = await webDrain(open.page);
     const ms = paintedAt(sample.newest, lastSeq)! - started;
     await sleep(500);
+    if (client === 'studio' && process.env.BENCH_OPEN_ROWS === '1')
+      console.log(
+        `    studio rows by elements: ${await open.page.evaluate(
+          () =>
+            [...document.querySelectorAll('article[data-row-key]')]
+              .map(
+                (a) =>
+                  [
+                    a.getAttribute('aria-label') ?? '?',
+                    a.getElementsByTagName('*').length,
+                  ] as const,
+              )
+              .sort((a, b) => b[1] - a[1])
+              .slice(0, 4)
+              .map(([label, n]) => `${label.slice(0, 40)}: ${n}`)
+              .join('; ') +
+            ` | rows ${document.querySelectorAll('article[data-row-key]').length}, by landmark: ` +
+            [
+              ...document.querySelectorAll(
+                'header, nav, aside, main, section, [role=region], [role=toolbar], [role=group]',
+              ),
+            ]
+              .map(
+                (e) =>
+                  `${e.tagName.toLowerCase()}[${e.getAttribute('aria-label') ?? ''}] ${e.getElementsByTagName('*').length}`,
+              )
+              .join(', '),
+        )}`,
+      );
     return { ms, heapMb: await heapAfterGcMb(open.cdp), elements: await elements(open.page) };
   } finally {
     await open.context.close().catch(() => undefined);
@@ -403,6 +443,7 @@ async function liveRun(
         : null;
     await recorder?.start(TRACE ? 'trace' : 'profile');
 
+    const requests0 = pages.map((o) => new Map(o.requests));
     const cpu0 = await Promise.all(pages.map((o) => threadMs(o.cdp)));
     const firstSeq = feeder.lastSeq + 1;
     const count = rate * LIVE_S;
@@ -455,6 +496,13 @@ async function liveRun(
         heapMb: await heapAfterGcMb(open.cdp),
         caughtUp: caught[i]!,
       };
+      const during = [...open.requests]
+        .map(([name, n]) => [name, n - (requests0[i]!.get(name) ?? 0)] as const)
+        .filter(([, n]) => n > 0);
+      if (during.length)
+        console.log(
+          `    ${open.client} GraphQL HTTP requests while streaming: ${during.map(([name, n]) => `${name} ${n}`).join(', ')}`,
+        );
       if (open.errors.length)
         console.log(
           `    ${open.client} page errors: ${open.errors.length}, first: ${open.errors[0]}`,

@@ -6,7 +6,7 @@
  *  - 'profile': the V8 sampling profiler, with frames mapped back to src/ and node_modules
  *    through dist/'s source map, summarised by self and inclusive time per original function.
  */
-import { readFileSync, existsSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CDPSession } from 'playwright-core';
 
@@ -250,4 +250,15 @@ async function printProfile(label: string, profile: Profile, staticDir: string):
   console.log('    inclusive time, src/ functions:');
   for (const [name, us] of top(new Map([...inclusive].filter(([k]) => /\ssrc\//.test(k))), 16))
     console.log(`    ${ms(us)} ms  ${name}`);
+  console.log('    inclusive time, node_modules functions:');
+  for (const [name, us] of top(
+    new Map([...inclusive].filter(([k]) => /\snode_modules\//.test(k))),
+    24,
+  ))
+    console.log(`    ${ms(us)} ms  ${name}`);
+  const out = process.env.BENCH_PROFILE_OUT;
+  if (out) {
+    writeFileSync(out, JSON.stringify(profile));
+    console.log(`    raw profile written to ${out} (open it in Chromium's DevTools)`);
+  }
 }

@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useStudioHttp } from '../../graphql/StudioHttpProvider.tsx';
+import { useStudioQueryClient } from '../../graphql/studioQueries.ts';
 import { blobKeys } from './blobKeys.ts';
 
 /**
@@ -9,10 +10,14 @@ import { blobKeys } from './blobKeys.ts';
  */
 export function useBlobContent(contentHash: string | null, enabled = true) {
   const http = useStudioHttp();
-  return useQuery({
-    queryKey: blobKeys.content(contentHash ?? ''),
-    queryFn: ({ signal }) => http.getBlob(contentHash ?? '', signal),
-    enabled: enabled && contentHash !== null,
-    staleTime: Infinity,
-  });
+  const queryClient = useStudioQueryClient();
+  return useQuery(
+    {
+      queryKey: blobKeys.content(contentHash ?? ''),
+      queryFn: ({ signal }) => http.getBlob(contentHash ?? '', signal),
+      enabled: enabled && contentHash !== null,
+      staleTime: Infinity,
+    },
+    queryClient,
+  );
 }

@@ -1,9 +1,14 @@
+import { lazy, Suspense } from 'react';
 import {
   useConnectionState,
   type ConnectionStatus,
   type ConnectionStore,
 } from '../../graphql/connectionStore.ts';
-import { ServerHealthDetails } from './ServerHealthDetails.tsx';
+
+// The health disclosure is not needed for the first paint (it waits for GET /healthz anyway).
+const ServerHealthDetails = lazy(() =>
+  import('./ServerHealthDetails.tsx').then((m) => ({ default: m.ServerHealthDetails })),
+);
 
 const COPY: Record<ConnectionStatus, { label: string; help: string; dot: string }> = {
   connecting: {
@@ -53,7 +58,9 @@ export function ConnectionBadge({ store }: { store: ConnectionStore }) {
         </span>
         <span className="sr-only md:hidden">{copy.help}</span>
       </div>
-      <ServerHealthDetails />
+      <Suspense fallback={null}>
+        <ServerHealthDetails />
+      </Suspense>
     </div>
   );
 }

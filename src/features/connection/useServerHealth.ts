@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useStudioHttp } from '../../graphql/StudioHttpProvider.tsx';
+import { useStudioQueryClient } from '../../graphql/studioQueries.ts';
 import { healthKeys } from './healthKeys.ts';
 
 /** How often the health report is read again while the tab is visible. */
@@ -11,10 +12,14 @@ export const HEALTH_REFETCH_MS = 15_000;
  */
 export function useServerHealth() {
   const http = useStudioHttp();
-  return useQuery({
-    queryKey: healthKeys.server(),
-    queryFn: ({ signal }) => http.getHealth(signal),
-    refetchInterval: HEALTH_REFETCH_MS,
-    staleTime: HEALTH_REFETCH_MS,
-  });
+  const queryClient = useStudioQueryClient();
+  return useQuery(
+    {
+      queryKey: healthKeys.server(),
+      queryFn: ({ signal }) => http.getHealth(signal),
+      refetchInterval: HEALTH_REFETCH_MS,
+      staleTime: HEALTH_REFETCH_MS,
+    },
+    queryClient,
+  );
 }

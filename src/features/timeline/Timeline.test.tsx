@@ -502,6 +502,24 @@ describe('Timeline following the end', () => {
     await waitFor(() => expect(atEnd()).toBe(true));
   });
 
+  it('crosses a page the stream filled without asking the server for the next one', async () => {
+    const { test, rerender } = renderLive(logEvents(1, PAGE_SIZE - 2));
+    await screen.findByText(`line ${PAGE_SIZE - 2}`);
+    await waitFor(() => expect(test.subscriptions()).toHaveLength(1));
+    // The session's lastEventSeq runs ahead of the stream (into the next page), then a batch
+    // ends exactly on the page's last seq.
+    const p1 = firstSeqOf(1);
+    rerender(String(p1 + 5));
+    pushBatch(test, logEvents(PAGE_SIZE - 1, PAGE_SIZE));
+    expect(await screen.findByText(`line ${PAGE_SIZE}`)).toBeTruthy();
+    pushBatch(test, logEvents(p1, p1 + 2));
+    expect(await screen.findByText(`line ${p1 + 2}`)).toBeTruthy();
+    const pagesAsked = test.operations
+      .filter((op) => op.kind === 'query')
+      .map((op) => (op.variables as { page?: string }).page);
+    expect(pagesAsked).toEqual(['0']);
+  });
+
   it('marks each row with its first and last seq', async () => {
     renderTimeline({
       0: [

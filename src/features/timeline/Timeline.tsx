@@ -66,6 +66,27 @@ function estimate(row: TimelineRow | undefined): number {
   }
 }
 
+/**
+ * Rows of one shape (an event type, a tool call that asked or ran without asking) are about
+ * as tall as each other: the timeline estimates a new row at the size the last row of its shape
+ * measured, so following the end does not lay out twice per frame (once for the new rows at a
+ * wrong estimate, again when their ResizeObserver reports the real size and every row below
+ * moves).
+ */
+function shapeOf(row: TimelineRow | undefined): string | null {
+  if (!row) return null;
+  switch (row.kind) {
+    case 'gap':
+      return null;
+    case 'message':
+      return `message:${row.role}`;
+    case 'toolCall':
+      return `toolCall:${row.toolCall?.approval ? 'asked' : 'ran'}`;
+    case 'event':
+      return `event:${row.event.type}`;
+  }
+}
+
 function gapHeight(row: GapRow): number {
   const events = Number(BigInt(row.throughSeq) - BigInt(row.fromSeq) + 1n);
   return Math.max(48, events * GAP_PX_PER_EVENT);
@@ -168,10 +189,17 @@ export function Timeline(props: TimelineProps) {
   const scrubbed = scrubSeq?.sessionId === sessionId ? scrubSeq.seq : null;
   const focusSeq = scrubbed ?? linkSeq;
   const { store, snapshot } = useEventPages(sessionId);
-  const lastSeq = maxSeq(lastEventSeq, newestLoadedSeq(snapshot));
-  // The page the next event lands in: a full newest page moves the timeline on to the next one
-  // itself, so crossing a page never waits for the session's lastEventSeq to arrive.
-  const newestPage = pageOfSeq((BigInt(lastSeq) + 1n).toString());
+  const loadedSeq = newestLoadedSeq(snapshot);
+  const lastSeq = maxSeq(lastEventSeq, loadedSeq);
+  // The page the next event lands in. Once a page is loaded it is the page after the newest
+  // loaded event: a full newest page moves the timeline on to the next one, which the cache
+  // opened (empty) when the stream filled the page, so crossing a page is a cache hit. The
+  // session's lastEventSeq (studioSessionUpdates) runs ahead of the stream; following it made
+  // the timeline ask for the next page before the stream reached it, a request to the server
+  // per page during which the newest rows waited (ARCHITECTURE.md, "Why this shape").
+  const newestPage = pageOfSeq(
+    (BigInt(loadedSeq === '0' ? lastEventSeq : loadedSeq) + 1n).toString(),
+  );
 
   useEffect(() => store.want(newestPage), [store, newestPage]);
   useEffect(() => {
@@ -221,12 +249,23 @@ export function Timeline(props: TimelineProps) {
     },
     [following],
   );
+  const sizeByShape = useRef(new Map<string, number>());
   const virtualizer = useVirtualizer<HTMLDivElement, Element>({
     count: shown.length,
     getScrollElement: () => scrollRef.current,
-    estimateSize: (index) => estimate(shown[index]),
+    estimateSize: (index) => {
+      const shape = shapeOf(shown[index]);
+      return (
+        (shape !== null ? sizeByShape.current.get(shape) : undefined) ?? estimate(shown[index])
+      );
+    },
     getItemKey: (index) => shown[index]?.key ?? index,
-    measureElement: measureRow,
+    measureElement: (element, entry, instance) => {
+      const size = measureRow(element, entry, instance);
+      const shape = entry ? shapeOf(shown[instance.indexFromElement(element)]) : null;
+      if (shape !== null) sizeByShape.current.set(shape, size);
+      return size;
+    },
     anchorTo: 'end',
     // Following is this component's state (useFollowing), not a distance from the end.
     followOnAppend: false,
