@@ -155,8 +155,15 @@ describe('decisions from two instances on one PostgreSQL', () => {
       (e) => e.type === 'APPROVAL_GRANTED' && e.payload.includes(approval.toolCallId),
     );
     expect(granted).toHaveLength(1);
-    // Only the winner told the runtime.
+    // The runtime hears the one recorded decision from the outbox, once: A's worker starts
+    // first and runs the job; B's finds nothing left.
+    expect(deliveries).toEqual([]);
+    await A.startJobs();
+    await A.jobsIdle();
+    await B.startJobs();
+    await B.jobsIdle();
     expect(deliveries).toEqual(['A:approve']);
+    expect(await A.listJobs(['PENDING', 'CLAIMED'])).toEqual([]);
     const stored = await A.reads.getApproval(approval.approvalId);
     expect(stored?.status).toBe('GRANTED');
     expect(stored?.decidingClaim ?? null).toBeNull();
