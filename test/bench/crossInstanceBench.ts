@@ -14,14 +14,14 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { Worker } from 'node:worker_threads';
+import { ClientWorker } from './clientWorker.ts';
 import { performance } from 'node:perf_hooks';
 import { startStudioServer } from '../../server/app.ts';
 import type { StudioServer } from '../../server/app.ts';
 import { startPostgres } from '../support/postgres.ts';
 import type { PostgresCluster } from '../support/postgres.ts';
 import { BENCH_SESSION_ID, ServerBenchSource, benchDrafts, take } from './serverBenchDrafts.ts';
-import type { ClientCommand, ClientReply, ObserveResult } from './serverBenchClient.ts';
+import type { ObserveResult } from './serverBenchClient.ts';
 
 const OBSERVERS = Number(process.env.BENCH_OBSERVERS ?? 50);
 const RATE = Number(process.env.BENCH_RATE ?? 1_000);
@@ -36,45 +36,6 @@ const fmt = (n: number, digits = 0) =>
 const mark = (ok: boolean) => (ok ? 'PASS' : 'MISS');
 const row = (name: string, value: string, verdict = '') =>
   console.log(`  ${name.padEnd(58)} ${value.padStart(22)}  ${verdict}`);
-
-class ClientWorker {
-  private readonly worker: Worker;
-  private waiting: ((reply: ClientReply) => void) | null = null;
-  private readonly early: ClientReply[] = [];
-  constructor() {
-    const file = new URL('./serverBenchClient.ts', import.meta.url).href;
-    this.worker = new Worker(
-      `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(file)}); })`,
-      { eval: true },
-    );
-    this.worker.on('message', (reply: ClientReply) => {
-      const waiting = this.waiting;
-      this.waiting = null;
-      if (waiting) waiting(reply);
-      else this.early.push(reply);
-    });
-  }
-  send(command: ClientCommand): void {
-    this.worker.postMessage(command);
-  }
-  next(timeoutMs: number): Promise<ClientReply> {
-    const early = this.early.shift();
-    if (early) return Promise.resolve(early);
-    return new Promise((done) => {
-      const timer = setTimeout(() => {
-        this.waiting = null;
-        done({ kind: 'failed', error: `no reply from the client worker within ${timeoutMs} ms` });
-      }, timeoutMs);
-      this.waiting = (reply) => {
-        clearTimeout(timer);
-        done(reply);
-      };
-    });
-  }
-  terminate(): Promise<number> {
-    return this.worker.terminate();
-  }
-}
 
 function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return Number.NaN;
