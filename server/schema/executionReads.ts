@@ -149,7 +149,9 @@ const embedding = new WeakMap<FieldNode, boolean>();
  * directly or through fragments: then the list is worth a `prefetch`. Answered once per field
  * node (a document's nodes live as long as its compiled form).
  */
-export function selectsToolCall(info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>): boolean {
+export function selectsToolCall(
+  info: Pick<GraphQLResolveInfo, 'fieldNodes' | 'fragments'>,
+): boolean {
   const node = info.fieldNodes[0];
   if (!node) return false;
   let found = embedding.get(node);
