@@ -655,10 +655,14 @@ function withCalls(
   ctx: StudioContext,
   info: GraphQLResolveInfo,
 ): EventView[] | Promise<EventView[]> {
-  if (!selectsToolCall(info)) return parent.events;
+  if (!Array.isArray(parent.events) || !selectsToolCall(info)) return parent.events;
+  // A failed prefetch changes nothing: each studioToolCall then reads (and fails) on its own.
   return executionReads(ctx, info)
     .prefetch(parent.events)
-    .then(() => parent.events);
+    .then(
+      () => parent.events,
+      () => parent.events,
+    );
 }
 
 const linked = {
