@@ -316,30 +316,32 @@ export class PgStore implements Store {
       let result: T;
       let broken = false;
       try {
-        await client.query(readOnly ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN');
         try {
           result = await fn(tx);
         } catch (error) {
           throw tx.failure ?? error;
         }
         if (tx.failure) throw tx.failure;
-        tx.ended = true;
-        if (tx.notifications.size > 0) {
-          const list = [...tx.notifications.values()];
-          await client.query('SELECT pg_notify($1, m) FROM unnest($2::text[]) AS m', [
-            PG_CHANNEL,
-            list.map((n) => JSON.stringify({ i: this.instanceId, c: n.channel, p: n.payload })),
-          ]);
-        }
-        await client.query('COMMIT');
+        const notify =
+          tx.notifications.size > 0
+            ? inline('SELECT pg_notify($1, m) FROM unnest($2::text[]) AS m', [
+                PG_CHANNEL,
+                [...tx.notifications.values()].map((n) =>
+                  JSON.stringify({ i: this.instanceId, c: n.channel, p: n.payload }),
+                ),
+              ])
+            : null;
+        // The deferred writes, the notifications and COMMIT: one round trip.
+        await tx.finish(notify);
       } catch (error) {
         tx.ended = true;
         const conflict = asConflict(error);
-        try {
-          await client.query('ROLLBACK');
-        } catch {
-          broken = true;
-        }
+        if (tx.began)
+          try {
+            await client.query('ROLLBACK');
+          } catch {
+            broken = true;
+          }
         client.release(broken);
         if (conflict && attempt < TRANSACTION_ATTEMPTS) continue;
         throw conflict ?? error;
@@ -371,68 +373,160 @@ export class PgStore implements Store {
   }
 }
 
-/** One transaction on one pooled connection. */
+/**
+ * A statement's parameters written into its text as SQL literals, for the simple query protocol
+ * (the one way `pg` sends several statements in one round trip). Only the types the store passes
+ * are accepted; anything else is an error, never a guess.
+ */
+export function inline(sql: string, params: readonly unknown[]): string {
+  return sql.replace(/\$(\d+)/g, (_match, digits: string) => {
+    const index = Number(digits) - 1;
+    if (index < 0 || index >= params.length)
+      throw new Error(`statement refers to $${digits} but has ${params.length} parameters`);
+    return literal(params[index]);
+  });
+}
+
+function literal(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (typeof value === 'string') {
+    // PostgreSQL refuses NUL in text either way (as a parameter too).
+    if (!value.includes('\\')) return `'${value.replaceAll("'", "''")}'`;
+    return ` E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+  }
+  if (typeof value === 'bigint') return value < 0n ? `(${value})` : value.toString();
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new Error(`cannot write ${value} as a SQL literal`);
+    return value < 0 ? `(${value})` : String(value);
+  }
+  if (typeof value === 'boolean') return value ? 'TRUE' : 'FALSE';
+  if (Array.isArray(value)) return `ARRAY[${value.map(literal).join(', ')}]`;
+  throw new Error(`cannot write a ${typeof value} as a SQL literal`);
+}
+
+/**
+ * One transaction on one pooled connection, sent in as few round trips as it can be:
+ * - BEGIN is not sent alone: it goes with the transaction's first statement (and a transaction
+ *   that ran none sends nothing at all);
+ * - the writes whose result nobody reads (insertEvent and the put* of session-scoped rows:
+ *   sessions, runs, tool calls, approvals, leases, checkpoints, budgets, questions, clients) are
+ *   deferred: they travel, in order, with the next statement whose answer is awaited, or with
+ *   COMMIT. Every one of those rows is written only under its session's lock (`lockSession`: the
+ *   append path, attachments, decisions), so deferring a write past other statements of the same
+ *   transaction cannot reorder it against another transaction's write of that row. A deferred
+ *   write that fails fails the transaction exactly as at once (PostgreSQL refuses the rest of it);
+ *   the error surfaces at the statement it travelled with, or at commit;
+ * - a row this transaction wrote (or locked with `lockSession`) is read back from the transaction
+ *   itself: the row lock held until commit means the database would answer the same text. Meta
+ *   values are read once per transaction (the kernel never waits inside a transaction for another
+ *   one's meta write).
+ * Several statements travel as one simple-protocol query with their parameters written as
+ * literals (`inline`); a statement with nothing pending uses its named prepared statement.
+ */
 export class PgTx implements Tx {
   ended = false;
   /** The first statement error: PostgreSQL refuses the rest of the transaction after it. */
   failure: unknown = null;
   readonly notifications = new Map<string, StoreNotification>();
+  /** BEGIN has been sent (ROLLBACK is needed to end the transaction on failure). */
+  began = false;
+  /** Statements not sent yet, as SQL text with literals (BEGIN first, until sent). */
+  private pending: string[];
+  /** `${table}\u0000${key}` -> the state text this transaction wrote or locked. */
+  private readonly rows = new Map<string, string>();
+  private readonly meta = new Map<string, string | null>();
 
   constructor(
     private readonly client: pg.PoolClient,
     readonly readOnly: boolean,
-  ) {}
+  ) {
+    this.pending = [readOnly ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN'];
+  }
+
+  private check(): void {
+    if (this.ended) throw new Error('the transaction has ended');
+    if (this.failure) throw this.failure;
+  }
+
+  /** Sends `sql` (after whatever is pending, in one round trip) and returns its result. */
+  private async run<R extends pg.QueryResultRow>(
+    sql: string,
+    params: unknown[],
+    name?: string,
+  ): Promise<pg.QueryResult<R>> {
+    this.check();
+    try {
+      if (this.pending.length === 0)
+        return await this.client.query<R>(name ? { name, text: sql, values: params } : sql, params);
+      const text = [...this.pending, inline(sql, params)].join(';\n');
+      this.pending = [];
+      this.began = true;
+      const results = (await this.client.query<R>(text)) as pg.QueryResult<R> | pg.QueryResult<R>[];
+      return Array.isArray(results) ? results[results.length - 1]! : results;
+    } catch (error) {
+      this.failure = asConflict(error) ?? error;
+      throw this.failure;
+    }
+  }
 
   private async q<R extends pg.QueryResultRow>(
     sql: string,
     params: unknown[],
     name?: string,
   ): Promise<R[]> {
-    if (this.ended) throw new Error('the transaction has ended');
-    if (this.failure) throw this.failure;
-    try {
-      const result = await this.client.query<R>(
-        name ? { name, text: sql, values: params } : sql,
-        params,
-      );
-      return result.rows;
-    } catch (error) {
-      this.failure = asConflict(error) ?? error;
-      throw this.failure;
+    return (await this.run<R>(sql, params, name)).rows;
+  }
+  private async count(sql: string, params: unknown[], name?: string): Promise<number> {
+    return (await this.run(sql, params, name)).rowCount ?? 0;
+  }
+  /** Queues a write whose result is not read; it is sent with the next statement or COMMIT. */
+  private defer(sql: string, params: unknown[]): void {
+    this.check();
+    this.pending.push(inline(sql, params));
+  }
+  /** Ends the transaction: what is pending, `notify` (SQL text or null), then COMMIT. */
+  async finish(notify: string | null): Promise<void> {
+    this.check();
+    this.ended = true;
+    if (!this.began && this.pending.length === 1 && notify === null) {
+      this.pending = [];
+      return;
     }
+    const text = [...this.pending, ...(notify ? [notify] : []), 'COMMIT'].join(';\n');
+    this.pending = [];
+    this.began = true;
+    await this.client.query(text);
   }
   /** A statement on this transaction's connection, for PostgreSQL-only tables (server/multi). */
   sql<R extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<R[]> {
     return this.q<R>(text, params);
   }
-  private async count(sql: string, params: unknown[], name?: string): Promise<number> {
-    if (this.ended) throw new Error('the transaction has ended');
-    if (this.failure) throw this.failure;
-    try {
-      const result = await this.client.query(
-        name ? { name, text: sql, values: params } : sql,
-        params,
-      );
-      return result.rowCount ?? 0;
-    } catch (error) {
-      this.failure = asConflict(error) ?? error;
-      throw this.failure;
-    }
-  }
   private w(): void {
     if (this.readOnly) throw new Error('write in a read-only transaction');
   }
+  /** A row's state written (or locked) by this transaction, if any. */
+  private own<T>(table: string, key: string): T | null | undefined {
+    const text = this.rows.get(`${table}\u0000${key}`);
+    return text === undefined ? undefined : (JSON.parse(text) as T);
+  }
+  /** Defers an upsert of a session-scoped row and remembers its state text. */
+  private put(table: string, key: string, state: string, sql: string, params: unknown[]): void {
+    this.w();
+    this.defer(sql, params);
+    this.rows.set(`${table}\u0000${key}`, state);
+  }
 
   async lockSession(sessionId: string): Promise<void> {
-    const rows = await this.q(
-      'SELECT 1 FROM sessions WHERE session_id = $1 FOR UPDATE',
+    const rows = await this.q<Row>(
+      'SELECT state FROM sessions WHERE session_id = $1 FOR UPDATE',
       [sessionId],
       'lockSession',
     );
+    // Locked until commit: getSession in this transaction reads it from here.
+    if (rows[0]) this.rows.set(`sessions\u0000${sessionId}`, rows[0].state);
     // A session being created has no row to lock yet: a transaction-level advisory lock on its id
     // serialises its creators (the primary key then rejects all but one).
-    if (rows.length === 0)
-      await this.q('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [sessionId]);
+    else await this.q('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [sessionId]);
   }
 
   notify(channel: string, payload: string): void {
@@ -443,8 +537,8 @@ export class PgTx implements Tx {
   async insertEvent(row: EventRow): Promise<void> {
     this.w();
     const body = pgText(eventText(row.payload));
-    // Same statement as the event: the search index never lags the log.
-    await this.q(
+    // Same statement as the event: the search index never lags the log. Deferred (see PgTx).
+    this.defer(
       `WITH e AS (
          INSERT INTO events (session_id, seq, event_id, type, run_id, created_at, payload, foreign_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8))
@@ -463,7 +557,6 @@ export class PgTx implements Tx {
         searchDocumentText(body),
         sessionToken(row.sessionId),
       ],
-      'insertEvent',
     );
   }
 
@@ -552,6 +645,8 @@ export class PgTx implements Tx {
   }
 
   async getSession(sessionId: string): Promise<SessionRecord | null> {
+    const own = this.own<SessionRecord>('sessions', sessionId);
+    if (own !== undefined) return own;
     return parse(
       await this.q<Row>(
         'SELECT state FROM sessions WHERE session_id = $1',
@@ -561,26 +656,31 @@ export class PgTx implements Tx {
     );
   }
   async putSession(r: SessionRecord): Promise<void> {
-    this.w();
-    await this.q(
+    const state = JSON.stringify(r);
+    this.put(
+      'sessions',
+      r.sessionId,
+      state,
       `INSERT INTO sessions (session_id, ord, app_id, client_epoch, state)
        VALUES ($1, nextval('sessions_ord'), $2, $3, $4)
        ON CONFLICT (session_id) DO UPDATE
          SET state = excluded.state, app_id = excluded.app_id, client_epoch = excluded.client_epoch`,
-      [r.sessionId, r.appId, r.currentClientEpoch, JSON.stringify(r)],
-      'putSession',
+      [r.sessionId, r.appId, r.currentClientEpoch, state],
     );
   }
   async putSessionIf(r: SessionRecord, expectedEpoch: string): Promise<boolean> {
     this.w();
-    return (
+    const state = JSON.stringify(r);
+    const won =
       (await this.count(
         `UPDATE sessions SET state = $2, app_id = $3, client_epoch = $4
          WHERE session_id = $1 AND client_epoch = $5`,
-        [r.sessionId, JSON.stringify(r), r.appId, r.currentClientEpoch, expectedEpoch],
+        [r.sessionId, state, r.appId, r.currentClientEpoch, expectedEpoch],
         'putSessionIf',
-      )) === 1
-    );
+      )) === 1;
+    if (won) this.rows.set(`sessions\u0000${r.sessionId}`, state);
+    else this.rows.delete(`sessions\u0000${r.sessionId}`);
+    return won;
   }
   async listSessions(appId: string, beforeOrder: number | null, limit: number) {
     const rows = await this.q<Row & { ord: string }>(
@@ -598,19 +698,25 @@ export class PgTx implements Tx {
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {
+    const own = this.own<RunRecord>('runs', runId);
+    if (own !== undefined) return own;
     return parse(await this.q<Row>('SELECT state FROM runs WHERE run_id = $1', [runId], 'getRun'));
   }
   async putRun(r: RunRecord): Promise<void> {
-    this.w();
-    await this.q(
+    const state = JSON.stringify(r);
+    this.put(
+      'runs',
+      r.runId,
+      state,
       `INSERT INTO runs (run_id, session_id, state) VALUES ($1, $2, $3)
        ON CONFLICT (run_id) DO UPDATE SET session_id = excluded.session_id, state = excluded.state`,
-      [r.runId, r.sessionId, JSON.stringify(r)],
-      'putRun',
+      [r.runId, r.sessionId, state],
     );
   }
 
   async getToolCall(id: string): Promise<ToolCallRecord | null> {
+    const own = this.own<ToolCallRecord>('tool_calls', id);
+    if (own !== undefined) return own;
     return parse(
       await this.q<Row>(
         'SELECT state FROM tool_calls WHERE tool_call_id = $1',
@@ -620,42 +726,51 @@ export class PgTx implements Tx {
     );
   }
   async putToolCall(r: ToolCallRecord): Promise<void> {
-    this.w();
-    await this.q(
+    const state = JSON.stringify(r);
+    this.put(
+      'tool_calls',
+      r.toolCallId,
+      state,
       `INSERT INTO tool_calls (tool_call_id, session_id, state) VALUES ($1, $2, $3)
        ON CONFLICT (tool_call_id) DO UPDATE SET session_id = excluded.session_id, state = excluded.state`,
-      [r.toolCallId, r.sessionId, JSON.stringify(r)],
-      'putToolCall',
+      [r.toolCallId, r.sessionId, state],
     );
   }
 
   async getApproval(id: string): Promise<ApprovalRecord | null> {
+    const own = this.own<ApprovalRecord>('approvals', id);
+    if (own !== undefined) return own;
     return parse(
       await this.q<Row>('SELECT state FROM approvals WHERE approval_id = $1', [id], 'getApproval'),
     );
   }
   async putApproval(r: ApprovalRecord): Promise<void> {
-    this.w();
-    await this.q(
+    const state = JSON.stringify(r);
+    this.put(
+      'approvals',
+      r.approvalId,
+      state,
       `INSERT INTO approvals (approval_id, session_id, status, expires_at, decided_at, state)
        VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (approval_id) DO UPDATE SET session_id = excluded.session_id,
          status = excluded.status, expires_at = excluded.expires_at,
          decided_at = excluded.decided_at, state = excluded.state`,
-      [r.approvalId, r.sessionId, r.status, r.expiresAt, r.decidedAt, JSON.stringify(r)],
-      'putApproval',
+      [r.approvalId, r.sessionId, r.status, r.expiresAt, r.decidedAt, state],
     );
   }
   async decideApproval(r: ApprovalRecord): Promise<boolean> {
     this.w();
-    return (
+    const state = JSON.stringify(r);
+    const won =
       (await this.count(
         `UPDATE approvals SET status = $2, expires_at = $3, decided_at = $4, state = $5
          WHERE approval_id = $1 AND status = 'PENDING'`,
-        [r.approvalId, r.status, r.expiresAt, r.decidedAt, JSON.stringify(r)],
+        [r.approvalId, r.status, r.expiresAt, r.decidedAt, state],
         'decideApproval',
-      )) === 1
-    );
+      )) === 1;
+    if (won) this.rows.set(`approvals\u0000${r.approvalId}`, state);
+    else this.rows.delete(`approvals\u0000${r.approvalId}`);
+    return won;
   }
   async listPendingApprovals(sessionId: string | null): Promise<ApprovalRecord[]> {
     return parseAll(
@@ -705,18 +820,22 @@ export class PgTx implements Tx {
   }
 
   async getLease(id: string): Promise<LeaseRecord | null> {
+    const own = this.own<LeaseRecord>('leases', id);
+    if (own !== undefined) return own;
     return parse(
       await this.q<Row>('SELECT state FROM leases WHERE lease_id = $1', [id], 'getLease'),
     );
   }
   async putLease(r: LeaseRecord): Promise<void> {
-    this.w();
-    await this.q(
+    const state = JSON.stringify(r);
+    this.put(
+      'leases',
+      r.leaseId,
+      state,
       `INSERT INTO leases (lease_id, session_id, status, state) VALUES ($1, $2, $3, $4)
        ON CONFLICT (lease_id) DO UPDATE SET session_id = excluded.session_id,
          status = excluded.status, state = excluded.state`,
-      [r.leaseId, r.sessionId, r.status, JSON.stringify(r)],
-      'putLease',
+      [r.leaseId, r.sessionId, r.status, state],
     );
   }
   async listActiveLeases(sessionId: string | null): Promise<LeaseRecord[]> {
@@ -735,6 +854,8 @@ export class PgTx implements Tx {
   }
 
   async getCheckpoint(id: string): Promise<CheckpointRecord | null> {
+    const own = this.own<CheckpointRecord>('checkpoints', id);
+    if (own !== undefined) return own;
     return parse(
       await this.q<Row>(
         'SELECT state FROM checkpoints WHERE checkpoint_id = $1',
@@ -744,13 +865,15 @@ export class PgTx implements Tx {
     );
   }
   async putCheckpoint(r: CheckpointRecord): Promise<void> {
-    this.w();
-    await this.q(
+    const state = JSON.stringify(r);
+    this.put(
+      'checkpoints',
+      r.checkpointId,
+      state,
       `INSERT INTO checkpoints (checkpoint_id, ord, session_id, project_id, state)
        VALUES ($1, nextval('checkpoints_ord'), $2, $3, $4)
        ON CONFLICT (checkpoint_id) DO UPDATE SET state = excluded.state`,
-      [r.checkpointId, r.sessionId, r.projectId, JSON.stringify(r)],
-      'putCheckpoint',
+      [r.checkpointId, r.sessionId, r.projectId, state],
     );
   }
   async listCheckpoints(sessionId: string, beforeOrder: number | null, limit: number) {
@@ -788,6 +911,8 @@ export class PgTx implements Tx {
   }
 
   async getClient(sessionId: string, clientInstanceId: string): Promise<ClientRecord | null> {
+    const own = this.own<ClientRecord>('clients', `${sessionId}\u0000${clientInstanceId}`);
+    if (own !== undefined) return own;
     return parse(
       await this.q<Row>(
         'SELECT state FROM clients WHERE session_id = $1 AND client_instance_id = $2',
@@ -797,13 +922,15 @@ export class PgTx implements Tx {
     );
   }
   async putClient(r: ClientRecord): Promise<void> {
-    this.w();
-    await this.q(
+    const state = JSON.stringify(r);
+    this.put(
+      'clients',
+      `${r.sessionId}\u0000${r.clientInstanceId}`,
+      state,
       `INSERT INTO clients (session_id, client_instance_id, attached, state) VALUES ($1, $2, $3, $4)
        ON CONFLICT (session_id, client_instance_id) DO UPDATE
          SET attached = excluded.attached, state = excluded.state`,
-      [r.sessionId, r.clientInstanceId, r.attached, JSON.stringify(r)],
-      'putClient',
+      [r.sessionId, r.clientInstanceId, r.attached, state],
     );
   }
   async listAttachedClients(): Promise<ClientRecord[]> {
@@ -863,6 +990,8 @@ export class PgTx implements Tx {
   }
 
   async getQuestion(sessionId: string, questionId: string): Promise<QuestionRecord | null> {
+    const own = this.own<QuestionRecord>('questions', `${sessionId}\u0000${questionId}`);
+    if (own !== undefined) return own;
     return parse(
       await this.q<Row>(
         'SELECT state FROM questions WHERE session_id = $1 AND question_id = $2',
@@ -872,12 +1001,14 @@ export class PgTx implements Tx {
     );
   }
   async putQuestion(r: QuestionRecord): Promise<void> {
-    this.w();
-    await this.q(
+    const state = JSON.stringify(r);
+    this.put(
+      'questions',
+      `${r.sessionId}\u0000${r.questionId}`,
+      state,
       `INSERT INTO questions (session_id, question_id, state) VALUES ($1, $2, $3)
        ON CONFLICT (session_id, question_id) DO UPDATE SET state = excluded.state`,
-      [r.sessionId, r.questionId, JSON.stringify(r)],
-      'putQuestion',
+      [r.sessionId, r.questionId, state],
     );
   }
   async findQuestionById(questionId: string): Promise<QuestionRecord | null> {
@@ -891,6 +1022,8 @@ export class PgTx implements Tx {
   }
 
   async getBudget(sessionId: string): Promise<BudgetRecord | null> {
+    const own = this.own<BudgetRecord>('budgets', sessionId);
+    if (own !== undefined) return own;
     return parse(
       await this.q<Row>(
         'SELECT state FROM budgets WHERE session_id = $1',
@@ -900,18 +1033,28 @@ export class PgTx implements Tx {
     );
   }
   async putBudget(r: BudgetRecord): Promise<void> {
-    this.w();
-    await this.q(
+    const state = JSON.stringify(r);
+    this.put(
+      'budgets',
+      r.sessionId,
+      state,
       `INSERT INTO budgets (session_id, state) VALUES ($1, $2)
        ON CONFLICT (session_id) DO UPDATE SET state = excluded.state`,
-      [r.sessionId, JSON.stringify(r)],
-      'putBudget',
+      [r.sessionId, state],
     );
   }
 
   async getMeta(key: string): Promise<string | null> {
-    const rows = await this.q<{ value: string }>('SELECT value FROM meta WHERE key = $1', [key]);
-    return rows[0]?.value ?? null;
+    const known = this.meta.get(key);
+    if (known !== undefined) return known;
+    const rows = await this.q<{ value: string }>(
+      'SELECT value FROM meta WHERE key = $1',
+      [key],
+      'getMeta',
+    );
+    const value = rows[0]?.value ?? null;
+    this.meta.set(key, value);
+    return value;
   }
   async putMeta(key: string, value: string): Promise<void> {
     this.w();
@@ -920,6 +1063,7 @@ export class PgTx implements Tx {
        ON CONFLICT (key) DO UPDATE SET value = excluded.value`,
       [key, value],
     );
+    this.meta.set(key, value);
   }
 
   async enqueueJob(job: JobDraft): Promise<boolean> {
