@@ -310,9 +310,12 @@ export class PgStore implements Store {
   async transaction<T>(fn: (tx: Tx) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
     if (this.closed) throw new Error('the store is closed');
     const readOnly = opts.readOnly ?? false;
+    // A read-only transaction first runs as one statement outside BEGIN (one statement sees one
+    // snapshot by itself); if `fn` asks for a second, it runs again inside a real transaction.
+    let single = readOnly;
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect();
-      const tx = new PgTx(client, readOnly);
+      const tx = new PgTx(client, readOnly, single);
       let result: T;
       let broken = false;
       try {
@@ -343,6 +346,11 @@ export class PgStore implements Store {
             broken = true;
           }
         client.release(broken);
+        if (error === NEEDS_TRANSACTION) {
+          single = false;
+          attempt -= 1;
+          continue;
+        }
         if (conflict && attempt < TRANSACTION_ATTEMPTS) continue;
         throw conflict ?? error;
       }
@@ -404,8 +412,15 @@ function literal(value: unknown): string {
   throw new Error(`cannot write a ${typeof value} as a SQL literal`);
 }
 
+/** Thrown inside a single-statement read-only attempt that asked for a second statement. */
+const NEEDS_TRANSACTION = new Error('a read-only transaction of one statement needed a second one');
+
 /**
  * One transaction on one pooled connection, sent in as few round trips as it can be:
+ * - a read-only transaction is first tried as a single statement with no BEGIN or COMMIT (one
+ *   statement reads one snapshot by itself); at a second statement that attempt is abandoned and
+ *   `fn` runs again inside BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY (`fn` may run more
+ *   than once by the Store contract);
  * - BEGIN is not sent alone: it goes with the transaction's first statement (and a transaction
  *   that ran none sends nothing at all);
  * - the writes whose result nobody reads (insertEvent and the put* of session-scoped rows:
@@ -436,11 +451,18 @@ export class PgTx implements Tx {
   private readonly rows = new Map<string, string>();
   private readonly meta = new Map<string, string | null>();
 
+  /** Statements sent in a single-statement attempt (see NEEDS_TRANSACTION). */
+  private sent = 0;
+
   constructor(
     private readonly client: pg.PoolClient,
     readonly readOnly: boolean,
+    /** Run as one statement outside a transaction (read-only only). */
+    private readonly single = false,
   ) {
-    this.pending = [readOnly ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN'];
+    this.pending = single
+      ? []
+      : [readOnly ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN'];
   }
 
   private check(): void {
@@ -455,6 +477,10 @@ export class PgTx implements Tx {
     name?: string,
   ): Promise<pg.QueryResult<R>> {
     this.check();
+    if (this.single && this.sent++ > 0) {
+      this.failure = NEEDS_TRANSACTION;
+      throw this.failure;
+    }
     try {
       if (this.pending.length === 0)
         return await this.client.query<R>(name ? { name, text: sql, values: params } : sql, params);
@@ -488,6 +514,10 @@ export class PgTx implements Tx {
   async finish(notify: string | null): Promise<void> {
     this.check();
     this.ended = true;
+    if (this.single) {
+      if (notify !== null) await this.client.query(notify);
+      return;
+    }
     if (!this.began && this.pending.length === 1 && notify === null) {
       this.pending = [];
       return;
