@@ -40,9 +40,6 @@ export default defineConfig({
             // so these event-order assertions fail there. Kernel ordering, reported in issue 12.
             'test/server/bridges/bridgesIntegration.test.ts',
             'test/server/claudeCode/**',
-            // On a shared store a job a killed worker left CLAIMED is taken over only when its
-            // claim lapses (JOB_LEASE_MS, 60 s), so "the restart finishes at once" is SQLite's.
-            'test/server/crash/**',
             // No store under them (units and sources on MemorySourceHost): the server project
             // runs them; twice would only cost time.
             'test/server/checkpointSizes.test.ts',

@@ -61,6 +61,19 @@ export const PG_CHANNEL = 'studio_store';
 export const RESYNC_CHANNEL = 'store.resync';
 /** Advisory lock key (two int4) serialising migrations across instances: "stud" "migr". */
 const MIGRATION_LOCK: [number, number] = [0x73747564, 0x6d696772];
+/**
+ * First key of each instance's liveness lock, "inst": a session-level advisory lock
+ * (INSTANCE_LOCK, hashtext(instanceId)) held by the LISTEN connection while it is up. PostgreSQL
+ * releases it when that connection ends (the process died, or the network dropped), which is how
+ * another instance knows a job this one claimed will not be finished by it (`claimJob`).
+ */
+const INSTANCE_LOCK = 0x696e7374;
+/** SQL: true while the instance named by `column` holds its liveness lock. */
+const INSTANCE_ALIVE = (column: string) =>
+  `EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 2
+     AND classid = ${INSTANCE_LOCK}::bigint::oid
+     AND objid = (hashtext(${column})::bigint & 4294967295)::oid
+     AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))`;
 
 export interface PgStoreOptions {
   /** postgres://user:password@host:port/database (never logged). */
@@ -149,6 +162,8 @@ export class PgStore implements Store {
   private readonly onProblem: (message: string) => void;
   private readonly handlers = new Set<(n: StoreNotification) => void>();
   private listener: pg.Client | null = null;
+  /** This instance's id while its liveness lock is held (see INSTANCE_LOCK), else null. */
+  private alive: string | null = null;
   private listening: Promise<void> | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private reconnectDelayMs = 100;
@@ -242,7 +257,10 @@ export class PgStore implements Store {
     const drop = (why: string) => {
       if (dropped) return;
       dropped = true;
-      if (this.listener === client) this.listener = null;
+      if (this.listener === client) {
+        this.listener = null;
+        this.alive = null;
+      }
       client.end().catch(() => undefined);
       if (this.closed) return;
       this.onProblem(`PostgreSQL LISTEN connection lost (${why}); reconnecting`);
@@ -261,9 +279,17 @@ export class PgStore implements Store {
       if (parsed.i === this.instanceId) return;
       this.deliver([{ channel: parsed.c, payload: parsed.p }]);
     });
+    let locked = false;
     try {
       await client.connect();
       await client.query(`LISTEN ${PG_CHANNEL}`);
+      // False only if another live instance's id hashes alike: then this one claims by lease only.
+      locked = (
+        await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, hashtext($2)) AS ok', [
+          INSTANCE_LOCK,
+          this.instanceId,
+        ])
+      ).rows[0]!.ok;
     } catch (error) {
       drop(error instanceof Error ? error.message : String(error));
       return;
@@ -274,6 +300,7 @@ export class PgStore implements Store {
     }
     const wasReconnect = this.reconnectDelayMs > 100 || this.listener !== null;
     this.listener = client;
+    this.alive = locked ? this.instanceId : null;
     this.reconnectDelayMs = 100;
     if (wasReconnect) this.deliver([{ channel: RESYNC_CHANNEL, payload: '' }]);
   }
@@ -315,7 +342,7 @@ export class PgStore implements Store {
     let single = readOnly;
     for (let attempt = 1; ; attempt++) {
       const client = await this.pool.connect();
-      const tx = new PgTx(client, readOnly, single);
+      const tx = new PgTx(client, readOnly, single, this.alive);
       let result: T;
       let broken = false;
       try {
@@ -459,6 +486,8 @@ export class PgTx implements Tx {
     readonly readOnly: boolean,
     /** Run as one statement outside a transaction (read-only only). */
     private readonly single = false,
+    /** The instance id claims are recorded under while its liveness lock is held (INSTANCE_LOCK). */
+    private readonly instance: string | null = null,
   ) {
     this.pending = single
       ? []
@@ -1116,16 +1145,19 @@ export class PgTx implements Tx {
   ): Promise<JobRecord | null> {
     this.w();
     const rows = await this.q<JobRow>(
+      // A claim lapses when its lease runs out, or at once when the instance that made it lost
+      // its liveness lock (its process died or its connection to the database dropped).
       `UPDATE jobs SET status = 'CLAIMED', worker_id = $2, lease_until_ms = $3::bigint + $4::bigint,
-         attempts = attempts + 1, updated_at = $5
+         attempts = attempts + 1, updated_at = $5, claimed_instance = $6
        WHERE job_id = (
          SELECT job_id FROM jobs
          WHERE kind = ANY($1::text[])
-           AND (status = 'PENDING' OR (status = 'CLAIMED' AND lease_until_ms <= $3::bigint))
+           AND (status = 'PENDING' OR (status = 'CLAIMED' AND (lease_until_ms <= $3::bigint
+             OR (claimed_instance IS NOT NULL AND NOT ${INSTANCE_ALIVE('claimed_instance')}))))
          ORDER BY job_id LIMIT 1
          FOR UPDATE SKIP LOCKED)
        RETURNING ${JOB_COLUMNS}`,
-      [kinds, workerId, nowMs, leaseMs, new Date(nowMs).toISOString()],
+      [kinds, workerId, nowMs, leaseMs, new Date(nowMs).toISOString(), this.instance],
       'claimJob',
     );
     return rows[0] ? jobOf(rows[0]) : null;

@@ -295,4 +295,24 @@ describe('PgStore on a shared database', () => {
       'after',
     );
   });
+
+  it('takes over a job at once when the instance that claimed it lost its connection, never while it lives', async () => {
+    const { a, b } = await two();
+    const now = Date.now();
+    await a.transaction((tx) => tx.enqueueJob({ kind: 'k', key: 'one', payload: '{}' }));
+    const claimed = await a.transaction((tx) => tx.claimJob(['k'], 'worker-a', now, 60_000));
+    expect(claimed?.workerId).toBe('worker-a');
+    // A lives: its claim holds until the lease runs out.
+    expect(await b.transaction((tx) => tx.claimJob(['k'], 'worker-b', now + 1, 60_000))).toBeNull();
+    expect(
+      (await b.transaction((tx) => tx.claimJob(['k'], 'worker-b', now + 60_000, 60_000)))?.workerId,
+    ).toBe('worker-b');
+    // B's claim, B gone (its connections closed as a killed process's are): A takes it at once.
+    await b.close();
+    const taken = await a.transaction((tx) =>
+      tx.claimJob(['k'], 'worker-a2', now + 60_001, 60_000),
+    );
+    expect(taken).toMatchObject({ workerId: 'worker-a2', attempts: 3, status: 'CLAIMED' });
+    expect(await a.transaction((tx) => tx.completeJob(taken!.jobId, 'worker-a2'))).toBe(true);
+  });
 });
