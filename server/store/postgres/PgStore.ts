@@ -439,6 +439,23 @@ function literal(value: unknown): string {
   throw new Error(`cannot write a ${typeof value} as a SQL literal`);
 }
 
+interface PendingApproval {
+  approvalId: string;
+  expiresAt: string;
+  state: string;
+}
+/** listPendingApprovals' order: expiry, then id, compared as code units (ASCII in practice). */
+const byExpiry = (a: PendingApproval, b: PendingApproval): number =>
+  a.expiresAt < b.expiresAt
+    ? -1
+    : a.expiresAt > b.expiresAt
+      ? 1
+      : a.approvalId < b.approvalId
+        ? -1
+        : a.approvalId > b.approvalId
+          ? 1
+          : 0;
+
 /** Thrown inside a single-statement read-only attempt that asked for a second statement. */
 const NEEDS_TRANSACTION = new Error('a read-only transaction of one statement needed a second one');
 
@@ -477,6 +494,10 @@ export class PgTx implements Tx {
   /** `${table}\u0000${key}` -> the state text this transaction wrote or locked. */
   private readonly rows = new Map<string, string>();
   private readonly meta = new Map<string, string | null>();
+  /** Sessions whose row this transaction locked (lockSession found it). */
+  private readonly locked = new Set<string>();
+  /** The pending approvals of locked sessions, kept up to date by this transaction's writes. */
+  private readonly pendingApprovals = new Map<string, Map<string, PendingApproval>>();
 
   /** Statements sent in a single-statement attempt (see NEEDS_TRANSACTION). */
   private sent = 0;
@@ -582,7 +603,10 @@ export class PgTx implements Tx {
       'lockSession',
     );
     // Locked until commit: getSession in this transaction reads it from here.
-    if (rows[0]) this.rows.set(`sessions\u0000${sessionId}`, rows[0].state);
+    if (rows[0]) {
+      this.rows.set(`sessions\u0000${sessionId}`, rows[0].state);
+      this.locked.add(sessionId);
+    }
     // A session being created has no row to lock yet: a transaction-level advisory lock on its id
     // serialises its creators (the primary key then rejects all but one).
     else await this.q('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [sessionId]);
@@ -816,6 +840,7 @@ export class PgTx implements Tx {
          decided_at = excluded.decided_at, state = excluded.state`,
       [r.approvalId, r.sessionId, r.status, r.expiresAt, r.decidedAt, state],
     );
+    this.noteApproval(r, state);
   }
   async decideApproval(r: ApprovalRecord): Promise<boolean> {
     this.w();
@@ -827,23 +852,48 @@ export class PgTx implements Tx {
         [r.approvalId, r.status, r.expiresAt, r.decidedAt, state],
         'decideApproval',
       )) === 1;
-    if (won) this.rows.set(`approvals\u0000${r.approvalId}`, state);
-    else this.rows.delete(`approvals\u0000${r.approvalId}`);
+    if (won) {
+      this.rows.set(`approvals\u0000${r.approvalId}`, state);
+      this.noteApproval(r, state);
+    } else {
+      this.rows.delete(`approvals\u0000${r.approvalId}`);
+      this.pendingApprovals.delete(r.sessionId);
+    }
     return won;
   }
   async listPendingApprovals(sessionId: string | null): Promise<ApprovalRecord[]> {
-    return parseAll(
-      sessionId === null
-        ? await this.q<Row>(
-            "SELECT state FROM approvals WHERE status = 'PENDING' ORDER BY expires_at, approval_id",
-            [],
-          )
-        : await this.q<Row>(
-            "SELECT state FROM approvals WHERE status = 'PENDING' AND session_id = $1 ORDER BY expires_at, approval_id",
-            [sessionId],
-            'pendingOf',
-          ),
+    // Byte order (COLLATE "C", as SQLite's BINARY), the order `byExpiry` keeps for a locked session.
+    if (sessionId === null)
+      return parseAll(
+        await this.q<Row>(
+          `SELECT state FROM approvals WHERE status = 'PENDING'
+           ORDER BY expires_at COLLATE "C", approval_id COLLATE "C"`,
+          [],
+        ),
+      );
+    const known = this.pendingApprovals.get(sessionId);
+    if (known) return [...known.values()].sort(byExpiry).map((p) => JSON.parse(p.state));
+    const rows = await this.q<PendingApproval>(
+      `SELECT approval_id AS "approvalId", expires_at AS "expiresAt", state FROM approvals
+       WHERE status = 'PENDING' AND session_id = $1
+       ORDER BY expires_at COLLATE "C", approval_id COLLATE "C"`,
+      [sessionId],
+      'pendingOf',
     );
+    // A session this transaction locked: only its own writes can change the list until commit.
+    if (this.locked.has(sessionId))
+      this.pendingApprovals.set(sessionId, new Map(rows.map((p) => [p.approvalId, p])));
+    return rows.map((p) => JSON.parse(p.state) as ApprovalRecord);
+  }
+  /** Keeps the pending lists of locked sessions true to an approval this transaction wrote. */
+  private noteApproval(r: ApprovalRecord, state: string): void {
+    for (const [sessionId, list] of this.pendingApprovals)
+      if (sessionId !== r.sessionId) list.delete(r.approvalId);
+    const list = this.pendingApprovals.get(r.sessionId);
+    if (!list) return;
+    if (r.status === 'PENDING')
+      list.set(r.approvalId, { approvalId: r.approvalId, expiresAt: r.expiresAt, state });
+    else list.delete(r.approvalId);
   }
   async listDecidedApprovals(limit: number): Promise<ApprovalRecord[]> {
     return parseAll(
