@@ -341,8 +341,34 @@ export class PgStore implements Store {
     // snapshot by itself); if `fn` asks for a second, it runs again inside a real transaction.
     let single = readOnly;
     for (let attempt = 1; ; attempt++) {
+      if (single) {
+        const tx = new PgTx(null, true, null, this.oneShot);
+        try {
+          let result: T;
+          try {
+            result = await fn(tx);
+          } catch (error) {
+            throw tx.failure ?? error;
+          }
+          if (tx.failure) throw tx.failure;
+          // A notification needs a transaction to commit with.
+          if (tx.notifications.size > 0) throw NEEDS_TRANSACTION;
+          tx.ended = true;
+          return result;
+        } catch (error) {
+          tx.ended = true;
+          if (error === NEEDS_TRANSACTION) {
+            single = false;
+            attempt -= 1;
+            continue;
+          }
+          const conflict = asConflict(error);
+          if (conflict && attempt < TRANSACTION_ATTEMPTS) continue;
+          throw conflict ?? error;
+        }
+      }
       const client = await this.pool.connect();
-      const tx = new PgTx(client, readOnly, single, this.alive);
+      const tx = new PgTx(client, readOnly, this.alive);
       let result: T;
       let broken = false;
       try {
@@ -386,6 +412,46 @@ export class PgStore implements Store {
       return result;
     }
   }
+
+  /** Single-statement reads not sent yet, by statement name and parameters (see oneShot). */
+  private readonly joinable = new Map<string, Promise<pg.QueryResult>>();
+
+  /**
+   * A single-statement read. Identical named reads asked for while one is still waiting for a
+   * connection share it: it is sent after every one of them was asked, so its snapshot is one
+   * each of them could have read (50 subscriptions woken by one commit read the session once).
+   * Once sent, a new ask starts its own. Rows are shared: callers only read them.
+   */
+  private readonly oneShot: OneShot = <R extends pg.QueryResultRow>(
+    sql: string,
+    params: unknown[],
+    name?: string,
+  ): Promise<pg.QueryResult<R>> => {
+    if (this.closed) return Promise.reject(new Error('the store is closed'));
+    if (!name) return this.pool.query<R>(sql, params);
+    const key = `${name}\u0000${JSON.stringify(params, paramKey)}`;
+    const joined = this.joinable.get(key);
+    if (joined) return joined as Promise<pg.QueryResult<R>>;
+    const shared = (async () => {
+      let client: pg.PoolClient;
+      try {
+        client = await this.pool.connect();
+      } finally {
+        this.joinable.delete(key);
+      }
+      try {
+        const result = await client.query<R>({ name, text: sql, values: params });
+        client.release();
+        return result;
+      } catch (error) {
+        // An error with a SQLSTATE left the connection usable; any other may not have.
+        client.release(pgCode(error).code ? undefined : (error as Error));
+        throw error;
+      }
+    })();
+    this.joinable.set(key, shared as Promise<pg.QueryResult>);
+    return shared;
+  };
 
   /** Runs one statement outside any transaction (for the source leases and content blobs). */
   query<R extends pg.QueryResultRow>(
@@ -456,6 +522,16 @@ const byExpiry = (a: PendingApproval, b: PendingApproval): number =>
           ? 1
           : 0;
 
+/** Runs one statement outside any transaction (a single-statement read, see PgStore.oneShot). */
+type OneShot = <R extends pg.QueryResultRow>(
+  sql: string,
+  params: unknown[],
+  name?: string,
+) => Promise<pg.QueryResult<R>>;
+
+const paramKey = (_key: string, value: unknown) =>
+  typeof value === 'bigint' ? `${value}n` : value;
+
 /** Thrown inside a single-statement read-only attempt that asked for a second statement. */
 const NEEDS_TRANSACTION = new Error('a read-only transaction of one statement needed a second one');
 
@@ -502,15 +578,19 @@ export class PgTx implements Tx {
   /** Statements sent in a single-statement attempt (see NEEDS_TRANSACTION). */
   private sent = 0;
 
+  /** Run as one statement outside a transaction, through `oneShot` (read-only only). */
+  private readonly single: boolean;
+
   constructor(
-    private readonly client: pg.PoolClient,
+    /** The transaction's connection (null for a single-statement read). */
+    private readonly client: pg.PoolClient | null,
     readonly readOnly: boolean,
-    /** Run as one statement outside a transaction (read-only only). */
-    private readonly single = false,
     /** The instance id claims are recorded under while its liveness lock is held (INSTANCE_LOCK). */
     private readonly instance: string | null = null,
+    private readonly oneShot: OneShot | null = null,
   ) {
-    this.pending = single
+    this.single = oneShot !== null;
+    this.pending = this.single
       ? []
       : [readOnly ? 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY' : 'BEGIN'];
   }
@@ -532,12 +612,14 @@ export class PgTx implements Tx {
       throw this.failure;
     }
     try {
+      if (this.oneShot) return await this.oneShot<R>(sql, params, name);
+      const client = this.client!;
       if (this.pending.length === 0)
-        return await this.client.query<R>(name ? { name, text: sql, values: params } : sql, params);
+        return await client.query<R>(name ? { name, text: sql, values: params } : sql, params);
       const text = [...this.pending, inline(sql, params)].join(';\n');
       this.pending = [];
       this.began = true;
-      const results = (await this.client.query<R>(text)) as pg.QueryResult<R> | pg.QueryResult<R>[];
+      const results = (await client.query<R>(text)) as pg.QueryResult<R> | pg.QueryResult<R>[];
       return Array.isArray(results) ? results[results.length - 1]! : results;
     } catch (error) {
       this.failure = asConflict(error) ?? error;
@@ -564,10 +646,6 @@ export class PgTx implements Tx {
   async finish(notify: string | null): Promise<void> {
     this.check();
     this.ended = true;
-    if (this.single) {
-      if (notify !== null) await this.client.query(notify);
-      return;
-    }
     if (!this.began && this.pending.length === 1 && notify === null) {
       this.pending = [];
       return;
@@ -575,7 +653,7 @@ export class PgTx implements Tx {
     const text = [...this.pending, ...(notify ? [notify] : []), 'COMMIT'].join(';\n');
     this.pending = [];
     this.began = true;
-    await this.client.query(text);
+    await this.client!.query(text);
   }
   /** A statement on this transaction's connection, for PostgreSQL-only tables (server/multi). */
   sql<R extends pg.QueryResultRow>(text: string, params: unknown[] = []): Promise<R[]> {
