@@ -8,7 +8,8 @@
  *
  * At start (`recover`), jobs a dead worker left CLAIMED are taken over: on a store only this
  * process uses (SQLite) every CLAIMED job is a dead one's; on a shared store (PostgreSQL) a job
- * is taken over once its lease ran out.
+ * is taken over once its lease ran out, or once the instance that claimed it lost its
+ * connection to the database (PgStore.claimJob).
  */
 import { randomUUID } from 'node:crypto';
 import type { JobRecord } from '../store/Store.ts';
