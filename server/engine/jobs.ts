@@ -87,7 +87,7 @@ export class JobWorker {
     this.logger.warn('resuming jobs left by a stopped server', {
       jobs: mine.map((j) => `${j.kind}:${j.key}`).join(', '),
     });
-    if (this.kernel.shared) return; // Their leases run out; drain() takes them over then.
+    if (this.kernel.shared) return; // Their claims lapse (lease or instance gone); drain() takes them.
     // Only this process uses the store: each CLAIMED job's worker is gone. Claim it as if its
     // lease had run out (the clock far ahead), and run it now.
     for (;;) {
