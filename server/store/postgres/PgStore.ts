@@ -491,7 +491,8 @@ export function inline(sql: string, params: readonly unknown[]): string {
 function literal(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
   if (typeof value === 'string') {
-    // PostgreSQL refuses NUL in text either way (as a parameter too).
+    // PostgreSQL refuses NUL in text (as a parameter too); in a query text it would cut it short.
+    if (value.includes('\u0000')) throw new Error('PostgreSQL text cannot hold a NUL character');
     if (!value.includes('\\')) return `'${value.replaceAll("'", "''")}'`;
     return ` E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
   }
@@ -640,7 +641,13 @@ export class PgTx implements Tx {
   /** Queues a write whose result is not read; it is sent with the next statement or COMMIT. */
   private defer(sql: string, params: unknown[]): void {
     this.check();
-    this.pending.push(inline(sql, params));
+    try {
+      this.pending.push(inline(sql, params));
+    } catch (error) {
+      // As a refused statement would: the transaction cannot commit without this write.
+      this.failure = error;
+      throw error;
+    }
   }
   /** Ends the transaction: what is pending, `notify` (SQL text or null), then COMMIT. */
   async finish(notify: string | null): Promise<void> {

@@ -218,6 +218,7 @@ describe('PgStore on a shared database', () => {
     );
     expect(rows[0]).toEqual({ texts, big: '-9007199254740993', neg: -1.5, flag: true, none: null });
     expect(() => inline('SELECT $1', [new Date()])).toThrow(/SQL literal/);
+    expect(() => inline('SELECT $1', ['a\u0000b'])).toThrow(/NUL/);
     expect(() => inline('SELECT $2', ['x'])).toThrow(/\$2/);
   });
 
