@@ -54,8 +54,10 @@ export default defineConfig({
             'test/server/bridges/noSecretLeak.test.ts',
             'test/server/bridges/redact.test.ts',
             // A starvation check (healthz answered mid-burst of 10,000 frames), not a store
-            // property; on PostgreSQL the burst takes ~50 s on a busy machine. Ingest speed on
-            // both stores is bench:server's (appends per second through a bridge).
+            // property. It passes on PostgreSQL, in 39 s at load 7.6 against SQLite's 5 s: the
+            // bridge asks hasForeignId and findSession once per frame (about 2.4 round trips a
+            // frame), too slow to sit in every run. Ingest speed on both stores is
+            // bench:server's (appends per second through a bridge).
             'test/server/bridges/ingestBurst.test.ts',
           ],
           env: { STUDIO_TEST_STORE: 'postgres' },

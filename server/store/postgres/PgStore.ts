@@ -628,6 +628,27 @@ export class PgTx implements Tx {
     }
   }
 
+  /** Sends what is pending and `statements` (SQL with literals) in one round trip: their results. */
+  private async batch(statements: string[]): Promise<pg.QueryResult[]> {
+    this.check();
+    if (this.single) {
+      this.failure = NEEDS_TRANSACTION;
+      throw this.failure;
+    }
+    const all = [...this.pending, ...statements];
+    this.pending = [];
+    this.began = true;
+    try {
+      const results = (await this.client!.query(all.join(';\n'))) as
+        pg.QueryResult | pg.QueryResult[];
+      const list = Array.isArray(results) ? results : [results];
+      return list.slice(list.length - statements.length);
+    } catch (error) {
+      this.failure = asConflict(error) ?? error;
+      throw this.failure;
+    }
+  }
+
   private async q<R extends pg.QueryResultRow>(
     sql: string,
     params: unknown[],
@@ -682,15 +703,26 @@ export class PgTx implements Tx {
   }
 
   async lockSession(sessionId: string): Promise<void> {
-    const rows = await this.q<Row>(
-      'SELECT state FROM sessions WHERE session_id = $1 FOR UPDATE',
-      [sessionId],
-      'lockSession',
-    );
+    // The session's current run comes along in the same round trip, read by a second statement
+    // once the lock is held (a fresh snapshot: a join in the locking statement could show the run
+    // as it was before the previous holder committed). A run is written only under its session's
+    // lock, so it too reads the same until commit.
+    const [locked, run] = await this.batch([
+      inline('SELECT state FROM sessions WHERE session_id = $1 FOR UPDATE', [sessionId]),
+      inline(
+        `SELECT run_id, state FROM runs WHERE session_id = $1 AND run_id =
+           (SELECT state::json ->> 'currentRunId' FROM sessions WHERE session_id = $1)`,
+        [sessionId],
+      ),
+    ]);
+    const rows = locked!.rows as Row[];
     // Locked until commit: getSession in this transaction reads it from here.
     if (rows[0]) {
       this.rows.set(`sessions\u0000${sessionId}`, rows[0].state);
       this.locked.add(sessionId);
+      const current = run!.rows[0] as { run_id: string; state: string } | undefined;
+      if (current && !this.rows.has(`runs\u0000${current.run_id}`))
+        this.rows.set(`runs\u0000${current.run_id}`, current.state);
     }
     // A session being created has no row to lock yet: a transaction-level advisory lock on its id
     // serialises its creators (the primary key then rejects all but one).

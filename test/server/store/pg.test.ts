@@ -316,4 +316,35 @@ describe('PgStore on a shared database', () => {
     expect(taken).toMatchObject({ workerId: 'worker-a2', attempts: 3, status: 'CLAIMED' });
     expect(await a.transaction((tx) => tx.completeJob(taken!.jobId, 'worker-a2'))).toBe(true);
   });
+
+  it("reads a locked session's current run as the previous lock holder committed it", async () => {
+    const { a, b } = await two();
+    const run = (status: string) => ({ runId: 'r1', sessionId: 's1', status }) as never;
+    await a.transaction(async (tx) => {
+      await tx.putSession(sessionRecord('s1', { currentRunId: 'r1' }));
+      await tx.putRun(run('RUNNING'));
+    });
+    let waiting: Promise<unknown> | null = null;
+    await a.transaction(async (tx) => {
+      await tx.lockSession('s1');
+      await tx.putRun(run('SUCCEEDED'));
+      // B asks for the lock while A holds it, so B's statement starts before A commits.
+      waiting = b.transaction(async (other) => {
+        await other.lockSession('s1');
+        return other.getRun('r1');
+      });
+      await expect
+        .poll(
+          async () =>
+            (
+              await a.query<{ n: string }>(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+              )
+            ).rows[0]!.n,
+          { timeout: 10_000 },
+        )
+        .toBe('1');
+    });
+    expect(await waiting).toMatchObject({ status: 'SUCCEEDED' });
+  });
 });
