@@ -279,7 +279,7 @@ export class PgStore implements Store {
       if (parsed.i === this.instanceId) return;
       this.deliver([{ channel: parsed.c, payload: parsed.p }]);
     });
-    let locked = false;
+    let locked: boolean;
     try {
       await client.connect();
       await client.query(`LISTEN ${PG_CHANNEL}`);
