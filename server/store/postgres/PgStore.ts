@@ -493,8 +493,8 @@ function literal(value: unknown): string {
   if (typeof value === 'string') {
     // PostgreSQL refuses NUL in text (as a parameter too); in a query text it would cut it short.
     if (value.includes('\u0000')) throw new Error('PostgreSQL text cannot hold a NUL character');
-    if (!value.includes('\\')) return `'${value.replaceAll("'", "''")}'`;
-    return ` E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+    // pg's own quoting: '' for a quote, and an E'' string with doubled backslashes when needed.
+    return pg.escapeLiteral(value);
   }
   if (typeof value === 'bigint') return value < 0n ? `(${value})` : value.toString();
   if (typeof value === 'number') {
