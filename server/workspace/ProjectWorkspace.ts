@@ -738,7 +738,7 @@ export class ProjectWorkspace {
         summary.added = summary.added.filter((a) => a.path !== f.path);
         continue;
       }
-      ops.push(
+      const op: JournalOp =
         f.kind === 'SYMLINK'
           ? { op: 'link', path: f.path, contentHash: f.contentHash, byteLength: f.byteLength }
           : {
@@ -747,8 +747,9 @@ export class ProjectWorkspace {
               contentHash: f.contentHash,
               byteLength: f.byteLength,
               ...(f.executable ? { executable: true } : {}),
-            },
-      );
+            };
+      opFiles.set(op, f);
+      ops.push(op);
     }
     for (const f of summary.modeChanged)
       ops.push({ op: 'chmod', path: f.path, executable: f.executable === true });
@@ -900,14 +901,19 @@ export class ProjectWorkspace {
         // A rename moves the file's ctime: stat it where it is now.
         written = null;
       }
-      this.scanner.seed(op.path, written ?? fs.lstatSync(abs), {
-        target: 'SERVER',
-        path: op.path,
-        contentHash: op.contentHash,
-        byteLength: op.byteLength,
-        ...(op.op === 'link' ? { kind: 'SYMLINK' as const } : {}),
-        ...(op.op === 'write' && op.executable ? { executable: true as const } : {}),
-      });
+      // The target's own entry when this process planned the op (no second copy of the manifest).
+      this.scanner.seed(
+        op.path,
+        written ?? fs.lstatSync(abs),
+        opFiles.get(op) ?? {
+          target: 'SERVER',
+          path: op.path,
+          contentHash: op.contentHash,
+          byteLength: op.byteLength,
+          ...(op.op === 'link' ? { kind: 'SYMLINK' as const } : {}),
+          ...(op.op === 'write' && op.executable ? { executable: true as const } : {}),
+        },
+      );
       touchedDirs.add(parent);
       touchedFiles.push(op.path);
       this.fault(`file-renamed:${op.path}`);
@@ -1135,6 +1141,8 @@ function manifestDelta(
  * validateRestoreManifest made of each, and the hashes of those whose hash is known.
  */
 const checkedManifests = new WeakMap<readonly ManifestFile[], readonly ManifestFile[]>();
+/** The manifest entry each write or link op was planned from (what the scan cache is seeded with). */
+const opFiles = new WeakMap<JournalOp, ManifestFile>();
 const manifestHashes = new WeakMap<readonly ManifestFile[], string>();
 
 function stateOf(files: ManifestFile[]): WorkspaceState {

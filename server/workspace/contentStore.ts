@@ -135,7 +135,9 @@ export class ContentStore {
       let stored = buf;
       let method: 0 | 1 = 0;
       if (buf.length >= MIN_COMPRESS && compressible(buf)) {
-        const deflated = deflateRawSync(buf, { level: 1 });
+        // One output buffer the size of the input (what pays off fits in it), not 16 KiB pieces:
+        // a first checkpoint deflates every file, and each buffer is garbage once written.
+        const deflated = deflateRawSync(buf, { level: 1, chunkSize: outputChunk(buf.length) });
         if (deflated.length < buf.length) {
           stored = deflated;
           method = 1;
@@ -303,7 +305,11 @@ export class ContentStore {
             throw new WorkspaceError('HASH_MISMATCH', `Stored content for ${hash} is damaged`);
           const base = this.read(`sha256:${stored.toString('hex', 0, 32)}`, false);
           bytes = applyDelta(base, inflateRawSync(stored.subarray(32)), entry.rawLength, hash);
-        } else bytes = entry.method === 1 ? inflateRawSync(stored) : stored;
+        } else if (entry.method === 1) {
+          // One output buffer of the known size (one byte over, so zlib stops in it), not 16 KiB
+          // pieces joined: a restore inflates every file it writes.
+          bytes = inflateRawSync(stored, { chunkSize: outputChunk(entry.rawLength) });
+        } else bytes = stored;
       } else {
         bytes = fs.readFileSync(this.loosePath(hex));
       }
@@ -529,7 +535,15 @@ export class ContentStore {
 function compressible(buf: Buffer): boolean {
   if (buf.length <= SAMPLE) return true;
   const sample = buf.subarray(0, SAMPLE);
-  return deflateRawSync(sample, { level: 1 }).length < sample.length * 0.9;
+  return (
+    deflateRawSync(sample, { level: 1, chunkSize: outputChunk(SAMPLE) }).length <
+    sample.length * 0.9
+  );
+}
+
+/** A zlib output chunk for `length` bytes: one byte over it (so zlib ends inside it), capped. */
+function outputChunk(length: number): number {
+  return Math.min(Math.max(64, length + 1), 64 * 1024 * 1024);
 }
 
 /** Rebuilds a delta's bytes from its base and its inflated pieces (see putDelta). */
