@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ContentStore } from './contentStore.ts';
 import { canonicalManifestHash, canonicalManifestText, type ManifestFile } from './manifest.ts';
-import { ProjectWorkspace } from './ProjectWorkspace.ts';
+import { canonicalJson } from './canonicalJson.ts';
+import { ProjectWorkspace, journalBodyText, type JournalBody } from './ProjectWorkspace.ts';
 import { TreeScanner } from './scanTree.ts';
 import { makeTempEnv, readTree, writeTree, type TempEnv } from './testKit.ts';
 import { WorkspaceError } from './WorkspaceError.ts';
@@ -620,6 +621,31 @@ describe('applyChanges', () => {
 });
 
 describe('journal', () => {
+  it('writes its body as exactly the canonical JSON the reader checks', () => {
+    const hash = digest('x');
+    const body: JournalBody = {
+      version: 2,
+      projectId: 'p1',
+      action: 'RESTORE',
+      rootReal: '/tmp/a "quoted" folder/é',
+      target: { contentHash: hash, fileCount: 4 },
+      ops: [
+        { op: 'delete', path: 'gone/\u2028.txt' },
+        { op: 'write', path: 'a.txt', contentHash: hash, byteLength: 0 },
+        { op: 'write', path: 'bin/run', contentHash: hash, byteLength: 12, executable: true },
+        { op: 'link', path: 'l', contentHash: hash, byteLength: 3 },
+        { op: 'chmod', path: 'a.txt', executable: false },
+      ],
+    };
+    expect(journalBodyText(body)).toBe(canonicalJson(body));
+    expect(() =>
+      journalBodyText({
+        ...body,
+        ops: [{ op: 'link', path: 'l', contentHash: hash, byteLength: 0.5 }],
+      }),
+    ).toThrow(TypeError);
+  });
+
   it('refuses a new change while an interrupted one is pending, and recover() completes it', () => {
     writeTree(env.root, { 'a.txt': 'a' });
     const crashing = env.workspace((step) => {

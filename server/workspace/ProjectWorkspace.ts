@@ -107,13 +107,13 @@ export interface ProjectWorkspaceOptions {
   faultInjector?: (step: string) => void;
 }
 
-type JournalOp =
+export type JournalOp =
   | { op: 'delete'; path: string }
   | { op: 'write'; path: string; contentHash: string; byteLength: number; executable?: boolean }
   | { op: 'link'; path: string; contentHash: string; byteLength: number }
   | { op: 'chmod'; path: string; executable: boolean };
 
-interface JournalBody {
+export interface JournalBody {
   version: 2;
   projectId: string;
   action: 'APPLY_CHANGES' | 'RESTORE';
@@ -549,7 +549,11 @@ export class ProjectWorkspace {
   }
 
   private abs(rel: string): string {
-    return rel === '' ? this.root : join(this.root, ...rel.split('/'));
+    if (rel === '') return this.root;
+    // A checked path has no empty, `.` or `..` segments: with `/` as the separator, joining is
+    // appending (path.join would normalize it again, for every file of a restore).
+    if (sep === '/') return this.root.endsWith('/') ? this.root + rel : `${this.root}/${rel}`;
+    return join(this.root, ...rel.split('/'));
   }
 
   private rootReal(): string | null {
@@ -771,7 +775,7 @@ export class ProjectWorkspace {
 
   private commit(body: JournalBody): void {
     // canonicalJson({ body, checksum }) with the body serialized once ("body" < "checksum").
-    const bodyText = canonicalJson(body);
+    const bodyText = journalBodyText(body);
     const text = `{"body":${bodyText},"checksum":${JSON.stringify(sha256Digest(bodyText))}}`;
     fs.mkdirSync(this.journalDir, { recursive: true });
     const temp = join(this.journalDir, `${this.journalName}.${tempName()}`);
@@ -1116,7 +1120,8 @@ function manifestDelta(
     if (i < n && (base.files[i] === file || base.canonical[i] === canonical[j])) {
       // The same entry: its bytes in the base, with the comma before it when both have one.
       const start = base.starts[i]!;
-      const end = start + Buffer.byteLength(canonical[j]!, 'utf8');
+      // It ends before the next entry's comma (the last one before the closing `]}`).
+      const end = i + 1 < n ? base.starts[i + 1]! - 1 : base.bytes.length - 2;
       if (j === 0) copy(start, end);
       else if (i > 0) copy(start - 1, end);
       else {
@@ -1147,6 +1152,57 @@ const manifestHashes = new WeakMap<readonly ManifestFile[], string>();
 
 function stateOf(files: ManifestFile[]): WorkspaceState {
   return { files, contentHash: canonicalManifestHash(files) };
+}
+
+/**
+ * canonicalJson(body) written by one JSON.stringify: every object below is built with its keys
+ * in sorted order and holds only strings, booleans and safe integers, so the text is the same
+ * (ProjectWorkspace.test.ts checks it), without the generic writer's garbage for 20,000 ops.
+ */
+export function journalBodyText(body: JournalBody): string {
+  const safe = (n: number): number => {
+    if (!Number.isSafeInteger(n))
+      throw new TypeError(`canonicalJson: a byteLength is not a safe integer (${n})`);
+    return n;
+  };
+  const ops = body.ops.map((op) => {
+    switch (op.op) {
+      case 'delete':
+        return { op: op.op, path: op.path };
+      case 'chmod':
+        return { executable: op.executable, op: op.op, path: op.path };
+      case 'link':
+        return {
+          byteLength: safe(op.byteLength),
+          contentHash: op.contentHash,
+          op: op.op,
+          path: op.path,
+        };
+      case 'write':
+        return op.executable === undefined
+          ? {
+              byteLength: safe(op.byteLength),
+              contentHash: op.contentHash,
+              op: op.op,
+              path: op.path,
+            }
+          : {
+              byteLength: safe(op.byteLength),
+              contentHash: op.contentHash,
+              executable: op.executable,
+              op: op.op,
+              path: op.path,
+            };
+    }
+  });
+  return JSON.stringify({
+    action: body.action,
+    ops,
+    projectId: body.projectId,
+    rootReal: body.rootReal,
+    target: { contentHash: body.target.contentHash, fileCount: safe(body.target.fileCount) },
+    version: body.version,
+  });
 }
 
 function parentOf(rel: string): string {
