@@ -20,6 +20,7 @@ import {
   compareCodeUnits,
   describePath,
   diffManifests,
+  markSorted,
   sha256Digest,
   sortManifest,
   validateRelativePath,
@@ -218,7 +219,7 @@ export class ProjectWorkspace {
    * `NOT_FOUND` when `root` does not exist and `PATH_INVALID` for a name a manifest cannot hold.
    */
   scan(): ManifestFile[] {
-    return this.guard(() => this.scanFolder(false, false).files);
+    return this.guard(() => this.scanList(false));
   }
 
   /** The folder's current state without storing anything (what `studioProject` shows). */
@@ -339,7 +340,7 @@ export class ProjectWorkspace {
           );
       }
 
-      const current = this.scanFolder(true, false).files;
+      const current = this.scanList(true);
       const byPath = new Map(current.map((f) => [f.path, f]));
       for (const change of changes) {
         const existing = byPath.get(change.path);
@@ -414,7 +415,7 @@ export class ProjectWorkspace {
   previewRestore(files: readonly ManifestFile[]): RestorePlan {
     return this.guard(() => {
       const target = this.restoreTarget(files);
-      return this.plan(this.scanFolder(true, false).files, target).summary;
+      return this.plan(this.scanList(true), target).summary;
     });
   }
 
@@ -431,7 +432,7 @@ export class ProjectWorkspace {
     return this.guard(() => {
       this.refuseIfPending();
       const target = this.restoreTarget(files);
-      const current = this.scanFolder(true, false).files;
+      const current = this.scanList(true);
       const { ops, summary } = this.plan(current, target);
       for (const op of ops) {
         if (op.op !== 'write' && op.op !== 'link') continue;
@@ -501,7 +502,7 @@ export class ProjectWorkspace {
   private restoreTarget(files: readonly ManifestFile[]): ManifestFile[] {
     const known = checkedManifests.get(files);
     if (known) return known as ManifestFile[];
-    const checked = validateRestoreManifest(files);
+    const checked = markSorted(validateRestoreManifest(files));
     checkedManifests.set(files, checked);
     checkedManifests.set(checked, checked);
     const hash = manifestHashes.get(files);
@@ -594,15 +595,32 @@ export class ProjectWorkspace {
     return real;
   }
 
-  private scanFolder(allowMissing: boolean, storeContent: boolean): WorkspaceState {
+  /**
+   * The folder's files without their manifest hash (what a restore or a patch compares with):
+   * neither the 3 MB text of a 20,000-file tree is built and hashed nor the list remembered.
+   */
+  private scanList(allowMissing: boolean): ManifestFile[] {
+    if (!this.rootIsDirectory(allowMissing)) return [];
+    const { files } = this.scanner.scan({});
+    checkedManifests.set(files, files);
+    return markSorted(files);
+  }
+
+  /** True when the root is a directory; false when it is missing and `allowMissing`; else NOT_FOUND. */
+  private rootIsDirectory(allowMissing: boolean): boolean {
     const rootSt = lstatOrNull(this.root);
     if (!rootSt || !fs.statSync(this.root, { throwIfNoEntry: false })?.isDirectory()) {
-      if (allowMissing && !rootSt) return stateOf([]);
+      if (allowMissing && !rootSt) return false;
       throw new WorkspaceError(
         'NOT_FOUND',
         `The folder of project ${this.projectId} does not exist`,
       );
     }
+    return true;
+  }
+
+  private scanFolder(allowMissing: boolean, storeContent: boolean): WorkspaceState {
+    if (!this.rootIsDirectory(allowMissing)) return stateOf([]);
     const store = this.store;
     const result = this.scanner.scan(
       storeContent
@@ -619,6 +637,7 @@ export class ProjectWorkspace {
       this.storeScannedManifest(contentHash, text, result.files, result.canonical);
     // A scan's list holds only valid, sorted, unique paths (the walk checks each name).
     checkedManifests.set(result.files, result.files);
+    markSorted(result.files);
     manifestHashes.set(result.files, contentHash);
     this.remember(contentHash, result.files);
     return { files: result.files, contentHash };

@@ -56,6 +56,26 @@ function compareFiles(a: ManifestFile, b: ManifestFile): number {
   return compareCodeUnits(a.target, b.target) || compareCodeUnits(a.path, b.path);
 }
 
+/** Lists known to be sorted like {@link sortManifest} and never mutated: see markSorted. */
+const knownSorted = new WeakSet<readonly ManifestFile[]>();
+
+/**
+ * Records that `files` is sorted and will never be mutated (a scan's list, a checked manifest),
+ * so diffManifests takes it as it is instead of checking its order again.
+ */
+export function markSorted<T extends readonly ManifestFile[]>(files: T): T {
+  knownSorted.add(files);
+  return files;
+}
+
+/** `files` itself when it is sorted, else a sorted copy (for reading only). */
+function sortedView(files: readonly ManifestFile[]): readonly ManifestFile[] {
+  if (knownSorted.has(files)) return files;
+  for (let i = 1; i < files.length; i++)
+    if (compareFiles(files[i - 1]!, files[i]!) > 0) return [...files].sort(compareFiles);
+  return files;
+}
+
 /** A sorted copy: by `target`, then by `path`, both in UTF-16 code-unit order (not locale order). */
 export function sortManifest(files: readonly ManifestFile[]): ManifestFile[] {
   let sorted = true;
@@ -141,14 +161,21 @@ export function diffManifests(
   to: readonly ManifestFile[],
 ): ManifestDiff {
   // A merge of two sorted lists: linear, and cheap when both come sorted from a scan.
-  const a = sortManifest(from);
-  const b = sortManifest(to);
+  const a = sortedView(from);
+  const b = sortedView(to);
   const diff: ManifestDiff = { added: [], removed: [], changed: [], unchanged: [] };
   let i = 0;
   let j = 0;
   while (i < a.length || j < b.length) {
     const x = a[i];
     const y = b[j];
+    // The same entry object (a scan and a manifest it shares the stat cache's entries with).
+    if (x !== undefined && x === y) {
+      diff.unchanged.push(y);
+      i += 1;
+      j += 1;
+      continue;
+    }
     const order = x === undefined ? 1 : y === undefined ? -1 : compareFiles(x, y);
     if (order < 0) {
       diff.removed.push(x!);
