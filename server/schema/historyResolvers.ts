@@ -6,13 +6,16 @@
  * The log is append-only and event-sourced, so both are folds over the stored events; nothing
  * is replayed and no side effect runs. The fold of a session is kept per engine and grows
  * incrementally (each request reads only the events after the last one folded), at most
- * FOLD_ROWS_PER_REQUEST per request so one request on a huge session cannot hold the event loop;
+ * FOLD_ROWS_PER_REQUEST per request, yielding to the event loop after every FOLD_CHUNK, so one
+ * request on a huge session holds neither the event loop nor the requests that arrive beside it
+ * (the newest event page of the same open, above all);
  * `throughSeq` says how far it got and the client asks again until it reaches the newest seq.
  * The fold is a cache of durable data, never a source of truth: dropping it loses nothing.
  */
 import { ErrorCode } from '../../protocol/contract.ts';
 import type { Engine } from '../engine/Engine.ts';
 import { StudioError } from '../engine/StudioError.ts';
+import { yieldToEventLoop } from '../eventLoop.ts';
 import type { EventRow } from '../store/records.ts';
 import { chargeRows } from './inputLimits.ts';
 import { checkpointView } from './views.ts';
@@ -198,6 +201,7 @@ async function catchUp(engine: Engine, sessionId: string): Promise<Fold> {
     for (const row of rows) foldRow(fold, row);
     read += rows.length;
     if (rows.length < FOLD_CHUNK) break;
+    await yieldToEventLoop();
   }
   return fold;
 }

@@ -13,6 +13,7 @@
  * committed, before the next item.
  */
 import type { EventDraft, StoredEvent } from '../engine/eventDrafts.ts';
+import { yieldToEventLoop } from '../eventLoop.ts';
 import { appendSafely } from './bridgeSupport.ts';
 import type { SourceHost } from './Source.ts';
 
@@ -39,11 +40,6 @@ export interface SlicedIngestOptions<T> {
 
 export const DEFAULT_SLICE_ITEMS = 2_000;
 export const DEFAULT_SLICE_MS = 25;
-
-/** Resolves on the next turn of the event loop, after pending I/O callbacks. */
-export function yieldToEventLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
 
 /**
  * A host whose appends, inside a slice, are gathered and handed to the engine as one append per

@@ -41,13 +41,15 @@ try {
     const latencies = result.probes.map((p) => p.ms);
     const during = result.probes.filter((p) => p.eventsAtAnswer < result.events).length;
     const max = Math.max(0, ...latencies);
+    const slowest = result.probes.find((p) => p.ms === max);
     console.log(
       `round ${round}: ${result.events} events in ${result.ingestMs.toFixed(0)} ms = ` +
         `${result.eventsPerSecond.toFixed(0)} events/s ${result.eventsPerSecond >= 10_000 ? '(ok)' : '(MISS: < 10,000/s)'} ` +
         `(${result.eventsPerCpuSecond.toFixed(0)} per CPU-second of the process); ` +
         `/healthz ${result.probes.length} probes (${during} answered mid-ingest), ` +
         `p50 ${quantile(latencies, 0.5).toFixed(1)} ms, p99 ${quantile(latencies, 0.99).toFixed(1)} ms, ` +
-        `max ${max.toFixed(1)} ms ${max <= 100 ? '(ok)' : '(MISS: > 100 ms)'}`,
+        `max ${max.toFixed(1)} ms ${max <= 100 ? '(ok)' : '(MISS: > 100 ms)'}` +
+        (slowest ? ` (sent ${slowest.sentAtMs.toFixed(0)} ms into the burst)` : ''),
     );
   }
   console.log(

@@ -1,19 +1,24 @@
 /**
- * A Leviath burst against the real studio server: the fake gateway sends `frames` frames at once
- * (log lines, tool calls, token counts: each one studio event) to a running LeviathSource, while
- * `/healthz` is probed back to back. Shared by the ingest test (does the server answer while it
- * ingests?) and `npm run bench:ingest` (how fast, how long does a probe wait?).
+ * A Leviath burst against the real studio server: the fake gateway (its own process,
+ * leviathBurstPeer.ts) sends `frames` frames at once to a running LeviathSource, while a client
+ * in a third process (healthzProber.ts) probes `/healthz` every 5 ms. Only the studio server
+ * runs in this process, so the probe latencies and the CPU figure are the server's own. Shared by
+ * the ingest test (does the server answer while it ingests?) and `npm run bench:ingest` (how
+ * fast, how long does a probe wait?).
  */
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
+import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import {
   LeviathSource,
   leviathStudioSessionId,
 } from '../../server/sources/leviath/LeviathSource.ts';
-import { FakeLeviathPeer } from '../fakes/FakeLeviathPeer.ts';
 import { startHarness, type Harness } from '../server/harness.ts';
+import { BURST_RUN_ID, BURST_TOKEN } from './leviathBurstFrames.ts';
 
-const TOKEN = 'lev-burst-token-0123456789';
-export const BURST_RUN_ID = 'coder-1786409275-burst001';
+export { BURST_RUN_ID, burstFrames } from './leviathBurstFrames.ts';
 
 export interface BurstResult {
   frames: number;
@@ -23,38 +28,65 @@ export interface BurstResult {
   eventsPerSecond: number;
   /** Events per second of this process's CPU time (user + system), a figure less bent by a busy machine. */
   eventsPerCpuSecond: number;
-  /** Every /healthz probe answered during the ingest: latency, and the session's events when it was answered. */
-  probes: { ms: number; eventsAtAnswer: number }[];
+  /**
+   * Every /healthz probe answered during the ingest, by a client in its own process: latency,
+   * when it was sent (ms after the burst was), and at most the session's events when answered.
+   */
+  probes: { ms: number; sentAtMs: number; eventsAtAnswer: number }[];
 }
 
-export function burstFrames(count: number): Record<string, unknown>[] {
-  const base = { agent_id: BURST_RUN_ID, run_id: BURST_RUN_ID };
-  const frames: Record<string, unknown>[] = [];
-  for (let i = 0; frames.length < count; i += 1) {
-    const callId = `toolu_burst_${i}`;
-    frames.push({ ...base, type: 'log', line: `Step ${i}: reading the next file` });
-    if (frames.length < count)
-      frames.push({ ...base, type: 'tool_call_started', call_id: callId, tool: 'read_file' });
-    if (frames.length < count)
-      frames.push({
-        ...base,
-        type: 'tool_call_finished',
-        call_id: callId,
-        tool: 'read_file',
-        ok: true,
-        summary: `src/file_${i}.rs: 120 lines`,
-      });
-    if (frames.length < count)
-      frames.push({
-        ...base,
-        type: 'tokens',
-        prompt_tokens: 1000 + i,
-        completion_tokens: 100 + i,
-        cached_tokens: 0,
-        cache_write_tokens: 0,
-      });
+/** A helper process (a TypeScript file beside this one) spoken to in lines over stdin/stdout. */
+class Child {
+  private readonly proc: ChildProcessByStdio<Writable, Readable, null>;
+  private readonly lines: string[] = [];
+  private waiter: (() => void) | null = null;
+  private readonly exited: Promise<number | null>;
+
+  constructor(script: string, args: string[]) {
+    const path = fileURLToPath(new URL(script, import.meta.url));
+    this.proc = spawn(process.execPath, ['--import', 'tsx', path, ...args], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
+    this.exited = once(this.proc, 'exit').then(([code]) => code as number | null);
+    let partial = '';
+    this.proc.stdout.setEncoding('utf8');
+    this.proc.stdout.on('data', (chunk: string) => {
+      const parts = (partial + chunk).split('\n');
+      partial = parts.pop() ?? '';
+      this.lines.push(...parts);
+      this.waiter?.();
+    });
   }
-  return frames;
+
+  /** The next line it prints (fails if it exits first). */
+  async nextLine(): Promise<string> {
+    for (;;) {
+      const line = this.lines.shift();
+      if (line !== undefined) return line;
+      const exited = await Promise.race([
+        new Promise<false>((resolve) => (this.waiter = () => resolve(false))),
+        this.exited.then(() => true),
+      ]);
+      this.waiter = null;
+      if (exited && this.lines.length === 0) throw new Error(`${this.proc.spawnargs[3]} exited`);
+    }
+  }
+
+  send(line: string): void {
+    this.proc.stdin.write(`${line}\n`);
+  }
+
+  /** Closes its stdin and resolves once it exited, with the last line it printed. */
+  async end(): Promise<string | undefined> {
+    this.proc.stdin.end();
+    const code = await this.exited;
+    if (code !== 0) throw new Error(`${this.proc.spawnargs[3]} exited with ${code}`);
+    return this.lines.filter(Boolean).pop();
+  }
+
+  kill(): void {
+    if (this.proc.exitCode === null) this.proc.kill();
+  }
 }
 
 export async function runLeviathBurst(options: {
@@ -63,32 +95,18 @@ export async function runLeviathBurst(options: {
   /** Slice bound in ms (default: the source's own). */
   sliceMs?: number;
 }): Promise<BurstResult> {
-  const peer = await FakeLeviathPeer.start({
-    token: TOKEN,
-    runs: [
-      {
-        run_id: BURST_RUN_ID,
-        agent_name: 'coder',
-        task: 'Burst',
-        model: 'claude-sonnet-4-6',
-        status: 'running',
-        current_stage: 'implement',
-        iteration: 1,
-        tool_calls: 0,
-        workdir: null,
-        title: 'Burst',
-      },
-    ],
-  });
+  const peer = new Child('./leviathBurstPeer.ts', []);
+  let prober: Child | null = null;
   let h: Harness | null = null;
   try {
+    const { url: peerUrl } = JSON.parse(await peer.nextLine()) as { url: string };
     h = await startHarness({
       demo: false,
       ...(options.dataDir ? { dataDir: options.dataDir } : {}),
       sources: [
         new LeviathSource({
-          url: peer.url,
-          token: TOKEN,
+          url: peerUrl,
+          token: BURST_TOKEN,
           backoff: { initialMs: 20, maxMs: 50 },
           ...(options.sliceMs ? { slice: { maxMs: options.sliceMs, maxItems: 100_000 } } : {}),
         }),
@@ -98,47 +116,53 @@ export async function runLeviathBurst(options: {
     const sessionId = leviathStudioSessionId(BURST_RUN_ID);
     const seqNow = async () => Number((await engine.requireSession(sessionId)).lastEventSeq);
     const startSeq = await seqNow();
-    const frames = burstFrames(options.frames);
-    const target = startSeq + frames.length;
+    const target = startSeq + options.frames;
+    peer.send(JSON.stringify({ prepare: options.frames }));
+    if ((await peer.nextLine()) !== 'prepared') throw new Error('the fake gateway did not prepare');
+    prober = new Child('./healthzProber.ts', [`${h.server.url}/healthz`]);
+    if ((await prober.nextLine()) !== 'ready') throw new Error('healthzProber did not start');
+    const clock = () => performance.timeOrigin + performance.now();
+    // The session's stored events over time, to tell which probes were answered mid-ingest.
+    const timeline: { at: number; seq: number }[] = [];
     const started = performance.now();
+    const startedAt = clock();
     const cpuStart = process.cpuUsage();
-    peer.send(...frames);
-    const probes: BurstResult['probes'] = [];
-    const url = `${h.server.url}/healthz`;
-    let done = false;
-    const probing = (async () => {
-      while (!done) {
-        const t0 = performance.now();
-        const response = await fetch(url);
-        await response.arrayBuffer();
-        probes.push({
-          ms: performance.now() - t0,
-          eventsAtAnswer: (await seqNow()) - (await startSeq),
-        });
-      }
-    })();
+    peer.send(JSON.stringify({ send: true }));
     // Frames map to at least one event each: wait for the target, then until the seq stops moving.
     let last = -1;
     let ingestMs = 0;
     for (let now = await seqNow(); now < target || now !== last; now = await seqNow()) {
+      timeline.push({ at: clock(), seq: now - startSeq });
       last = now;
       ingestMs = performance.now() - started;
       await new Promise((resolve) => setTimeout(resolve, now < target ? 5 : 100));
     }
     const cpu = process.cpuUsage(cpuStart);
-    done = true;
-    await probing;
-    const events = (await seqNow()) - (await startSeq);
+    const events = (await seqNow()) - startSeq;
+    timeline.push({ at: clock(), seq: events });
+    const answered = JSON.parse((await prober.end()) ?? '[]') as {
+      start: number;
+      end: number;
+      status: number;
+    }[];
+    const refused = answered.filter((p) => p.status !== 200).length;
+    if (refused > 0) throw new Error(`${refused} /healthz probes were not answered 200`);
     return {
-      frames: frames.length,
+      frames: options.frames,
       events,
       ingestMs,
       eventsPerSecond: (events / ingestMs) * 1000,
       eventsPerCpuSecond: events / ((cpu.user + cpu.system) / 1e6),
-      probes,
+      probes: answered.map((p) => ({
+        ms: p.end - p.start,
+        sentAtMs: p.start - startedAt,
+        // An upper bound: the events stored at the first look at the session after the answer.
+        eventsAtAnswer: (timeline.find((t) => t.at >= p.end) ?? { seq: events }).seq,
+      })),
     };
   } finally {
+    prober?.kill();
     await h?.dispose();
-    await peer.close();
+    await peer.end().catch(() => peer.kill());
   }
 }

@@ -23,7 +23,9 @@
  * ("studio,raw,both"), BENCH_LIVE_S (8), BENCH_STATIC_DIR (another build, default dist/),
  * BENCH_PROFILE=1 (V8 CPU profile of the studio alone at the highest rate, source-mapped),
  * BENCH_TRACE=1 (a Chromium trace of the same, by trace event), BENCH_PROFILE_OUT=file.cpuprofile
- * (also write the raw profile), BENCH_OPEN_ROWS=1 (the studio's largest rows after an open).
+ * (also write the raw profile), BENCH_OPEN_ROWS=1 (the studio's largest rows after an open),
+ * BENCH_OPEN_PROFILE=trace|profile (the same of each studio open, navigation to newest row),
+ * BENCH_OPEN_TIMELINE=1 (each open's requests, in ms after navigation).
  */
 import {
   cpSync,
@@ -263,8 +265,37 @@ async function measureOpen(
   lastSeq: number,
 ): Promise<OpenFigures | null> {
   const open = await openPage(browser, token, url, client);
+  const timeline: string[] = [];
+  if (process.env.BENCH_OPEN_TIMELINE === '1') {
+    const sent = new Map<object, number>();
+    open.page.on('request', (request) => sent.set(request, Date.now()));
+    open.page.on('requestfinished', (request) => {
+      const target = new URL(request.url());
+      let body: { operationName?: string; query?: string } = {};
+      try {
+        body = JSON.parse(request.postData() ?? '{}') as typeof body;
+      } catch {
+        // not JSON: named by its path
+      }
+      const query = body.query ?? target.searchParams.get('query') ?? '';
+      const name =
+        body.operationName ??
+        target.searchParams.get('operationName') ??
+        /^\s*(?:query|mutation)\s+(\w+)/.exec(query)?.[1] ??
+        target.pathname;
+      timeline.push(`${name} ${(sent.get(request) ?? 0) - started}→${Date.now() - started}`);
+    });
+    open.page.on('websocket', () => timeline.push(`ws open ${Date.now() - started}`));
+  }
+  const openRecording = process.env.BENCH_OPEN_PROFILE;
+  const recorder =
+    client === 'studio' && (openRecording === 'trace' || openRecording === 'profile')
+      ? new WebBenchRecorder(open.cdp, STATIC_DIR)
+      : null;
+  let started = Date.now();
   try {
-    const started = Date.now();
+    await recorder?.start(openRecording as 'trace' | 'profile');
+    started = Date.now();
     await open.page.goto(`${url}${pathFor(client, sessionId)}`, {
       waitUntil: 'commit',
       timeout: LOAD_TIMEOUT_MS,
@@ -275,6 +306,11 @@ async function measureOpen(
     }
     const sample = await webDrain(open.page);
     const ms = paintedAt(sample.newest, lastSeq)! - started;
+    await recorder?.stopAndPrint(`the studio opening ${fmt(lastSeq)} events`);
+    if (timeline.length)
+      console.log(
+        `    ${client} requests (ms after navigation, painted at ${ms}): ${timeline.join(', ')}`,
+      );
     await sleep(500);
     if (client === 'studio' && process.env.BENCH_OPEN_ROWS === '1')
       console.log(

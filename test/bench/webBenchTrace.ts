@@ -144,7 +144,8 @@ function printTrace(label: string, events: TraceEvent[]): void {
       .slice(0, 4)
       .map(([name, us]) => `${name} ${ms(us).trim()}`)
       .join(', ');
-    console.log(`    ${ms(t.event.dur ?? 0)} ms  ${inside}`);
+    const at = ms(t.event.ts - (own[0]?.ts ?? t.event.ts)).trim();
+    console.log(`    ${ms(t.event.dur ?? 0)} ms  at +${at} ms: ${inside}`);
   }
 }
 

@@ -19,7 +19,11 @@ import {
   type StudioClient,
 } from './harness.ts';
 import { startDelete } from './approvalKit.ts';
-import { thinMarks } from '../../server/schema/historyResolvers.ts';
+import {
+  FOLD_ROWS_PER_REQUEST,
+  sessionHistory,
+  thinMarks,
+} from '../../server/schema/historyResolvers.ts';
 
 const HISTORY_RAIL = `query Rail($sessionId: String!) {
   studioSessionHistory(sessionId: $sessionId) {
@@ -152,6 +156,25 @@ describe('studioSessionHistory and studioSessionAt', () => {
     const { throughSeq } = await rail(sessionId);
     const past = await at(sessionId, (BigInt(throughSeq) + 1000n).toString());
     expect(past).toMatchObject({ seq: throughSeq, complete: false });
+    r.stop();
+  });
+
+  it('lets the event loop turn while it folds a long session, so requests beside it are served', async () => {
+    const r = await startDelete(h, c);
+    const sessionId = r.a.sessionId;
+    // 10,000 events: five store reads of the fold, each followed by a turn of the event loop.
+    await appendMany(h, sessionId, 10_000, 'long');
+    let turned = false;
+    const folding = sessionHistory(h.server.engine, {}, sessionId).then((rail) => ({
+      rail,
+      turned,
+    }));
+    // Queued now, so it runs at the first turn: during the fold, or only after it ended.
+    setImmediate(() => (turned = true));
+    const { rail, turned: turnedDuringFold } = await folding;
+    expect(turnedDuringFold).toBe(true);
+    expect(BigInt(rail.throughSeq)).toBeGreaterThanOrEqual(10_000n);
+    expect(FOLD_ROWS_PER_REQUEST).toBeGreaterThan(10_000);
     r.stop();
   });
 

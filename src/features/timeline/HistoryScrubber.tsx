@@ -20,6 +20,11 @@ export interface HistoryScrubberProps {
   /** Where "Restore the project to here" leads: the checkpoint browser with that checkpoint's restore open. */
   restoreHref: (checkpointId: string) => string;
   eventHref: (seq: string) => string;
+  /**
+   * Hold the rail's query back (default false): the timeline holds it until its newest page has
+   * loaded, so a cold fold of a long session never stands in front of the newest rows.
+   */
+  deferred?: boolean;
 }
 
 const KIND_CLASS: Record<MarkKind, string> = {
@@ -90,11 +95,13 @@ export function HistoryScrubber({
   onSeek,
   restoreHref,
   eventHref,
+  deferred = false,
 }: HistoryScrubberProps) {
   const labelId = useId();
   const [{ data, error }, reexecute] = useQuery({
     query: SessionHistoryQuery,
     variables: { sessionId },
+    pause: deferred,
   });
   const history = data?.studioSessionHistory ?? null;
   const marks = useMemo(() => history?.marks ?? [], [history]);

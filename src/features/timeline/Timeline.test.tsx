@@ -262,6 +262,37 @@ describe('Timeline', () => {
     expect(await screen.findByText('line 7')).toBeTruthy();
   });
 
+  it('asks for the history rail only once the newest page is in', async () => {
+    let answerPage: (() => void) | null = null;
+    const test = makeTestClient((operation) => {
+      if ((operation.variables as { page?: string }).page === undefined)
+        return { data: null, errors: [{ message: 'not in this test' }] };
+      return new Promise((resolve) => {
+        answerPage = () => resolve({ data: { studioEventPage: eventPage(0, logEvents(1, 5)) } });
+      });
+    });
+    render(
+      <Provider value={test.client}>
+        <Timeline
+          sessionId={SESSION_ID}
+          lastEventSeq="5"
+          eventHref={(seq) => `/sessions/${SESSION_ID}/events/${seq}`}
+          checkpointsHref={`/sessions/${SESSION_ID}/checkpoints`}
+          restoreHref={(id) => `/sessions/${SESSION_ID}/checkpoints/${id}`}
+        />
+      </Provider>,
+    );
+    const asked = (name: string) =>
+      test.operations.filter((o) =>
+        o.query.definitions.some((d) => d.kind === 'OperationDefinition' && d.name?.value === name),
+      ).length;
+    await waitFor(() => expect(asked('StudioEventPage')).toBe(1));
+    expect(asked('StudioSessionHistory')).toBe(0);
+    act(() => answerPage?.());
+    expect(await screen.findByText('line 5')).toBeTruthy();
+    await waitFor(() => expect(asked('StudioSessionHistory')).toBeGreaterThan(0));
+  });
+
   it('filters by kind, tool and status, and searches the loaded text', async () => {
     const other = toolCall({
       toolCallId: 'call-2',

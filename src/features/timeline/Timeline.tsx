@@ -216,6 +216,10 @@ export function Timeline(props: TimelineProps) {
     return last ? last.seq : (BigInt(pageBounds(newestPage).fromSeq) - 1n).toString();
   }, [snapshot, newestPage]);
 
+  // The history rail asks for its marks once the newest page is in (and keeps them after).
+  const [railReady, setRailReady] = useState(false);
+  if (!railReady && streamFrom !== null) setRailReady(true);
+
   const rows = useMemo(() => buildRows(slots), [slots]);
   const [filter, setFilter] = useState<TimelineFilter>(NO_FILTER);
   const shown = useMemo(() => applyFilter(rows, filter), [rows, filter]);
@@ -548,6 +552,7 @@ export function Timeline(props: TimelineProps) {
               onSeek={onSeek}
               restoreHref={props.restoreHref}
               eventHref={props.eventHref}
+              deferred={!railReady}
             />
           ) : null
         }
