@@ -290,7 +290,12 @@ export class ContentStore {
     let bytes: Buffer;
     try {
       if (entry) {
-        const stored = Buffer.allocUnsafe(entry.storedLength);
+        // A deflated blob is read through the store's reused 1 MiB buffer (inflate copies it out
+        // at once; a restore reads one per file), the others into their own buffer.
+        const stored =
+          entry.method === 1 && entry.storedLength <= COPY_CHUNK
+            ? this.copyBuffer().subarray(0, entry.storedLength)
+            : Buffer.allocUnsafe(entry.storedLength);
         const fd = this.readFd(entry.pack);
         let read = 0;
         while (read < stored.length) {
