@@ -40,9 +40,6 @@ export default defineConfig({
             // so these event-order assertions fail there. Kernel ordering, reported in issue 12.
             'test/server/bridges/bridgesIntegration.test.ts',
             'test/server/claudeCode/**',
-            // On a shared store a job a killed worker left CLAIMED is taken over only when its
-            // claim lapses (JOB_LEASE_MS, 60 s), so "the restart finishes at once" is SQLite's.
-            'test/server/crash/**',
             // No store under them (units and sources on MemorySourceHost): the server project
             // runs them; twice would only cost time.
             'test/server/checkpointSizes.test.ts',
@@ -57,8 +54,10 @@ export default defineConfig({
             'test/server/bridges/noSecretLeak.test.ts',
             'test/server/bridges/redact.test.ts',
             // A starvation check (healthz answered mid-burst of 10,000 frames), not a store
-            // property; on PostgreSQL the burst takes ~50 s on a busy machine. Ingest speed on
-            // both stores is bench:server's (appends per second through a bridge).
+            // property. It passes on PostgreSQL, in 39 s at load 7.6 against SQLite's 5 s: the
+            // bridge asks hasForeignId and findSession once per frame (about 2.4 round trips a
+            // frame), too slow to sit in every run. Ingest speed on both stores is
+            // bench:server's (appends per second through a bridge).
             'test/server/bridges/ingestBurst.test.ts',
           ],
           env: { STUDIO_TEST_STORE: 'postgres' },

@@ -19,6 +19,11 @@ import { maxDepthPlugin } from '@escape.tech/graphql-armor-max-depth';
 import { maxDirectivesPlugin } from '@escape.tech/graphql-armor-max-directives';
 import { maxTokensPlugin } from '@escape.tech/graphql-armor-max-tokens';
 import { jitExecute, maskUnexpected, sharedSubscribe } from './schema/execution.ts';
+import {
+  sharedPayload,
+  sharedPayloadReplacer,
+  spliceSharedPayloads,
+} from './schema/sharedPayloads.ts';
 import type { Engine } from './engine/Engine.ts';
 import type { Logger } from './logger.ts';
 import { Credentials, isAuthorized } from './auth.ts';
@@ -382,6 +387,8 @@ export function createStudioHttp(options: StudioHttpOptions): {
         const onError = (error: Error) =>
           logger.warn('WebSocket closed on a protocol error', { error: error.message });
         ws.on('error', onError);
+        // Each result is encoded once, however many sockets it goes to (sharedPayloads.ts).
+        spliceSharedPayloads(ws);
         wss.emit('connection', ws, req);
         // ws has already closed the socket (1009 for an oversized frame); graphql-ws's own
         // listener would only print the error to stderr, once per socket an attacker opens.
@@ -404,6 +411,8 @@ export function createStudioHttp(options: StudioHttpOptions): {
         return result as never;
       },
       subscribe: (args: ExecutionArgs) => sharedSubscribe(args, logUnexpected) as never,
+      onNext: (_ctx, _id, _payload, _args, result) => sharedPayload(result) as never,
+      jsonMessageReplacer: sharedPayloadReplacer,
       onConnect: (ctx) => {
         const ok = isAuthorized(
           ctx.connectionParams?.Authorization ?? ctx.connectionParams?.authorization,

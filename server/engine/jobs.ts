@@ -8,7 +8,8 @@
  *
  * At start (`recover`), jobs a dead worker left CLAIMED are taken over: on a store only this
  * process uses (SQLite) every CLAIMED job is a dead one's; on a shared store (PostgreSQL) a job
- * is taken over once its lease ran out.
+ * is taken over once its lease ran out, or once the instance that claimed it lost its
+ * connection to the database (PgStore.claimJob).
  */
 import { randomUUID } from 'node:crypto';
 import type { JobRecord } from '../store/Store.ts';
@@ -86,7 +87,7 @@ export class JobWorker {
     this.logger.warn('resuming jobs left by a stopped server', {
       jobs: mine.map((j) => `${j.kind}:${j.key}`).join(', '),
     });
-    if (this.kernel.shared) return; // Their leases run out; drain() takes them over then.
+    if (this.kernel.shared) return; // Their claims lapse (lease or instance gone); drain() takes them.
     // Only this process uses the store: each CLAIMED job's worker is gone. Claim it as if its
     // lease had run out (the clock far ahead), and run it now.
     for (;;) {

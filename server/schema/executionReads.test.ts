@@ -7,7 +7,9 @@ import type { Reads } from '../engine/kernel.ts';
 import { SqliteStore } from '../store/SqliteStore.ts';
 import type { TransactionOptions, Tx } from '../store/Store.ts';
 import type { ApprovalRecord, ToolCallRecord } from '../store/records.ts';
-import { ExecutionReads } from './executionReads.ts';
+import { parse } from 'graphql';
+import type { FragmentDefinitionNode, OperationDefinitionNode, FieldNode } from 'graphql';
+import { ExecutionReads, selectsToolCall } from './executionReads.ts';
 
 const AT = '2026-01-01T00:00:00.000Z';
 
@@ -113,5 +115,60 @@ describe('ExecutionReads', () => {
     expect(made).toBe(1);
     await new ExecutionReads(engine).toolCall('c1');
     expect(reads()).toBe(2);
+  });
+
+  it('prefetches the calls a list of events embeds, and their approvals, in one read transaction', async () => {
+    const { engine, reads } = await setup();
+    const execution = new ExecutionReads(engine);
+    const events = [
+      { __typename: 'AgentMessageEvent', seq: '1' },
+      ...Array.from({ length: 12 }, (_, i) => ({
+        __typename: i % 2 ? 'AgentApprovalEvent' : 'AgentToolEvent',
+        toolCallId: `c${i % 4}`,
+      })),
+      { __typename: 'AgentToolEvent', toolCallId: 'c-missing' },
+      // Another member type's toolCallId is not a link to a call.
+      { __typename: 'StudioLogEvent', toolCallId: 'c9' },
+    ];
+    expect(execution.peekToolCall('c0')).toBeUndefined();
+    await Promise.all([execution.prefetch(events), execution.prefetch(events)]);
+    expect(reads()).toBe(1);
+    expect(execution.peekToolCall('c0')?.toolCallId).toBe('c0');
+    expect(execution.peekToolCall('c3')?.toolCallId).toBe('c3');
+    expect(execution.peekToolCall('c-missing')).toBeNull();
+    expect(execution.peekToolCall('c9')).toBeUndefined();
+    // c0..c2 have approvals a0..a2: read in the same transaction.
+    expect(execution.peekApproval('a2')?.status).toBe('EXPIRED');
+    // The asynchronous reads answer from the prefetch, with the same records.
+    expect(await execution.toolCall('c1')).toBe(execution.peekToolCall('c1'));
+    expect(await execution.approval('a0')).toBe(execution.peekApproval('a0'));
+    expect(reads()).toBe(1);
+    // A list whose calls are all known already opens no transaction.
+    await execution.prefetch(events.slice(0, 5));
+    expect(reads()).toBe(1);
+  });
+
+  it('tells whether a list field selects studioToolCall, through fragments and inline fragments', () => {
+    const document = parse(`
+      query Q {
+        a: crowdyStudioAgentHistory(sessionId: "s") { events { ...E } }
+        b: crowdyStudioAgentHistory(sessionId: "s") { events { __typename ... on AgentEventBase { seq } } }
+        c: crowdyStudioAgentHistory(sessionId: "s") { events { ... on AgentToolEvent { studioToolCall { toolCallId } } } }
+      }
+      fragment E on CrowdyStudioAgentEvent { ...Base ... on AgentApprovalEvent { studioToolCall { status } } }
+      fragment Base on CrowdyStudioAgentEvent { __typename ...Base2 }
+      fragment Base2 on CrowdyStudioAgentEvent { ...Base }
+    `);
+    const fragments = Object.fromEntries(
+      document.definitions
+        .filter((d): d is FragmentDefinitionNode => d.kind === 'FragmentDefinition')
+        .map((d) => [d.name.value, d]),
+    );
+    const operation = document.definitions[0] as OperationDefinitionNode;
+    const eventsOf = (i: number) =>
+      (operation.selectionSet.selections[i] as FieldNode).selectionSet!.selections[0] as FieldNode;
+    expect([0, 1, 2].map((i) => selectsToolCall({ fieldNodes: [eventsOf(i)], fragments }))).toEqual(
+      [true, false, true],
+    );
   });
 });

@@ -19,9 +19,9 @@ import {
   sessionView,
   toolCallView,
 } from './views.ts';
-import type { SessionView } from './views.ts';
+import type { EventView, SessionView } from './views.ts';
 import { eventStream, sessionUpdates } from './subscriptions.ts';
-import { ExecutionReads } from './executionReads.ts';
+import { ExecutionReads, selectsToolCall } from './executionReads.ts';
 import { searchEvents, type SearchEventsArgs } from './searchResolvers.ts';
 import { checkpointFileResolvers } from './checkpointFiles.ts';
 import { historyQueryResolvers } from './historyResolvers.ts';
@@ -619,20 +619,50 @@ function oncePerExecution<T>(
   return executionReads(ctx, info).once(key, load);
 }
 
+// Synchronous when the execution has the record already (a prefetched list, see `withCalls`).
 function toolCallOnce(toolCallId: string, ctx: StudioContext, info: GraphQLResolveInfo) {
   const reads = executionReads(ctx, info);
-  return reads.once(`tc:${toolCallId}`, async () => {
-    const call = await reads.toolCall(toolCallId);
-    return call ? toolCallView(call) : null;
+  return reads.once(`tc:${toolCallId}`, () => {
+    const known = reads.peekToolCall(toolCallId);
+    if (known !== undefined) return known ? toolCallView(known) : null;
+    return reads.toolCall(toolCallId).then((call) => (call ? toolCallView(call) : null));
   });
 }
 
 function approvalOnce(approvalId: string, ctx: StudioContext, info: GraphQLResolveInfo) {
   const reads = executionReads(ctx, info);
-  return reads.once(`ap:${approvalId}`, async () => {
-    const approval = await reads.approval(approvalId);
-    return approval ? approvalView(approval) : null;
+  return reads.once(`ap:${approvalId}`, () => {
+    const known = reads.peekApproval(approvalId);
+    if (known !== undefined) return known ? approvalView(known) : null;
+    return reads.approval(approvalId).then((a) => (a ? approvalView(a) : null));
   });
+}
+
+async function canAskAgain(c: Obj, ctx: StudioContext, reads: ExecutionReads): Promise<boolean> {
+  const approval = await reads.approval(c._approvalId as string);
+  if (!approval || (approval.status !== 'EXPIRED' && approval.status !== 'REVOKED')) return false;
+  const call = await reads.toolCall(c.toolCallId as string);
+  return call ? await ctx.engine.canAskAgain(call) : false;
+}
+
+/**
+ * A list of events, after the calls its items embed are read in one snapshot (only when the
+ * selection embeds them): the items' `studioToolCall` then resolves synchronously.
+ */
+function withCalls(
+  parent: { events: EventView[] },
+  _a: Args,
+  ctx: StudioContext,
+  info: GraphQLResolveInfo,
+): EventView[] | Promise<EventView[]> {
+  if (!Array.isArray(parent.events) || !selectsToolCall(info)) return parent.events;
+  // A failed prefetch changes nothing: each studioToolCall then reads (and fails) on its own.
+  return executionReads(ctx, info)
+    .prefetch(parent.events)
+    .then(
+      () => parent.events,
+      () => parent.events,
+    );
 }
 
 const linked = {
@@ -679,17 +709,20 @@ const linked = {
     studioToolCall: (a: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) =>
       toolCallOnce(a.toolCallId as string, ctx, info),
   },
+  AgentEventConnection: { events: withCalls },
+  StudioAgentEventBatch: { events: withCalls },
+  StudioEventPage: { events: withCalls },
   StudioToolCall: {
-    studioCanAskAgain: async (c: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) => {
+    studioCanAskAgain: (c: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) => {
       // Only an expired or revoked call can be asked again (engine.canAskAgain checks it first):
-      // the execution's gathered reads answer that for every other call.
+      // the execution's gathered reads answer that for every other call, synchronously when
+      // the approval was prefetched.
       if (!c._approvalId) return false;
       const reads = executionReads(ctx, info);
-      const approval = await reads.approval(c._approvalId as string);
-      if (!approval || (approval.status !== 'EXPIRED' && approval.status !== 'REVOKED'))
+      const known = reads.peekApproval(c._approvalId as string);
+      if (known !== undefined && known?.status !== 'EXPIRED' && known?.status !== 'REVOKED')
         return false;
-      const call = await reads.toolCall(c.toolCallId as string);
-      return call ? await ctx.engine.canAskAgain(call) : false;
+      return canAskAgain(c, ctx, reads);
     },
     approval: (c: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) =>
       c._approvalId ? approvalOnce(c._approvalId as string, ctx, info) : null,

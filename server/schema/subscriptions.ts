@@ -7,6 +7,7 @@
 import { Repeater } from '@repeaterjs/repeater';
 import type { Engine } from '../engine/Engine.ts';
 import { StudioError } from '../engine/StudioError.ts';
+import { yieldToEventLoop } from '../eventLoop.ts';
 import { readEventViews, readSessionWithLinks } from './views.ts';
 import type { EventView, SessionView } from './views.ts';
 import { EVENT_BATCH_DEFAULT, EVENT_BATCH_MAX, ErrorCode } from '../../protocol/contract.ts';
@@ -82,9 +83,6 @@ function batchCache(engine: Engine): BatchCache {
 /** How long a woken batch subscription waits for more commits before it reads (one frame). */
 const LIVE_COALESCE_MS = 16;
 
-/** Lets other sockets, timers and appends run between two pushes of a long replay. */
-const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /** A value a subscription yields when it has to end with an error (the resolver throws it). */
 export type Terminal = StudioError;
 
@@ -149,6 +147,14 @@ export async function eventStream(
     try {
       while (!stopped) {
         dirty = false;
+        const next = batch ? await cache.read(engine, args.sessionId, cursor, limit) : null;
+        const events = batch
+          ? []
+          : await readEventViews(engine.reads, args.sessionId, cursor, limit);
+        // The epoch is checked after the read, not before: the attachment that fences this one
+        // commits its CLIENT_ATTACHED with the new epoch, so a read that saw that event is
+        // followed by a check that sees the epoch. Checked first, a commit between the two
+        // reads (two snapshots on PostgreSQL) let the fenced stream deliver the new attachment.
         if (args.clientEpoch !== null) {
           const session = await engine.reads.getSession(args.sessionId);
           if (session?.attachedEpoch !== args.clientEpoch) {
@@ -156,26 +162,21 @@ export async function eventStream(
             break;
           }
         }
-        if (batch) {
-          const next = await cache.read(engine, args.sessionId, cursor, limit);
-          if (next) {
-            cursor = BigInt(next.throughSeq);
-            await push(next);
-            await yieldToLoop();
-            continue;
+        if (next) {
+          cursor = BigInt(next.throughSeq);
+          await push(next);
+          await yieldToEventLoop();
+          continue;
+        }
+        const last = events[events.length - 1];
+        if (last) {
+          cursor = BigInt(last.seq);
+          for (const event of events) {
+            if (stopped) break;
+            await push(event);
           }
-        } else {
-          const events = await readEventViews(engine.reads, args.sessionId, cursor, limit);
-          const last = events[events.length - 1];
-          if (last) {
-            cursor = BigInt(last.seq);
-            for (const event of events) {
-              if (stopped) break;
-              await push(event);
-            }
-            await yieldToLoop();
-            continue;
-          }
+          await yieldToEventLoop();
+          continue;
         }
         if (!dirty && !stopped) await new Promise<void>((resolve) => (wake = resolve));
         wake = null;

@@ -29,7 +29,8 @@
  * effect; a worker claims a job after commit (`claimJob`: SKIP LOCKED on PostgreSQL, a
  * conditional update on SQLite), runs it idempotently, and finishes it with `completeJob` or
  * `failJob` in the transaction that records its outcome. A claim is a lease: a job whose lease
- * ran out (its worker died) can be claimed again.
+ * ran out (its worker died) can be claimed again; PgStore also takes over, at once, a job whose
+ * claiming instance lost its connection to the database (its liveness lock).
  */
 import type {
   ApprovalRecord,

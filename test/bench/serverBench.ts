@@ -19,7 +19,7 @@ import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ClientWorker } from './clientWorker.ts';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
-import { GraphQLScalarType, execute, parse } from 'graphql';
+import { execute, parse } from 'graphql';
 import { createSchema, createYoga } from 'graphql-yoga';
 import { execFileSync } from 'node:child_process';
 import { startStudioServer } from '../../server/app.ts';
@@ -28,8 +28,8 @@ import type { PostgresCluster } from '../support/postgres.ts';
 import type { StudioServer } from '../../server/app.ts';
 import { makeResolvers } from '../../server/schema/resolvers.ts';
 import type { StudioContext } from '../../server/schema/resolvers.ts';
-import { eventView, toolCallView } from '../../server/schema/views.ts';
-import { DateTimeScalar } from '../../server/schema/scalars.ts';
+import { eventView } from '../../server/schema/views.ts';
+import { jitExecute } from '../../server/schema/execution.ts';
 import { BENCH_SESSION_ID, ServerBenchSource, benchDrafts, take } from './serverBenchDrafts.ts';
 import {
   HISTORY_QUERY,
@@ -153,37 +153,6 @@ function replayRows(label: string, p: Phase<ReplayResult>, expected: number): vo
 }
 
 /** In-process cost of each server stage for one full history replay, without HTTP. */
-const CANONICAL_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-/** The server's schema with optional bench-local variants of two hot resolvers. */
-function whatIfSchema(fastDateTime: boolean, memoToolCall: boolean) {
-  const resolvers = makeResolvers() as Record<string, unknown>;
-  if (fastDateTime)
-    resolvers.DateTime = new GraphQLScalarType({
-      ...DateTimeScalar.toConfig(),
-      serialize: (value) =>
-        typeof value === 'string' && CANONICAL_ISO.test(value)
-          ? value
-          : DateTimeScalar.serialize(value),
-    });
-  if (memoToolCall) {
-    type Ctx = { engine: StudioServer['engine']; toolCalls: Map<string, unknown> };
-    const studioToolCall = async (ev: { toolCallId: string }, _a: unknown, ctx: Ctx) => {
-      if (ctx.toolCalls.has(ev.toolCallId)) return ctx.toolCalls.get(ev.toolCallId);
-      const call = await ctx.engine.reads.getToolCall(ev.toolCallId);
-      const view = call ? toolCallView(call) : null;
-      ctx.toolCalls.set(ev.toolCallId, view);
-      return view;
-    };
-    resolvers.AgentToolEvent = { studioToolCall };
-    resolvers.AgentApprovalEvent = { studioToolCall };
-  }
-  return createSchema<StudioContext>({
-    typeDefs: readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'),
-    resolvers: resolvers as ReturnType<typeof makeResolvers>,
-  });
-}
-
 async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
   const reads = server.engine.reads;
   const schema = createSchema<StudioContext>({
@@ -209,7 +178,9 @@ async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
   // inputLimits.ts is counted per context).
   const context = () => ({ engine: server.engine });
   // Each page is stringified (timed apart) and dropped at once, so no heap pressure piles up.
-  const replay = async (query: string, on = schema, fresh = () => context() as object) => {
+  // graphql-jit (jitExecute) is what the server runs for queries, mutations and subscription
+  // payloads; graphql-js `execute` is timed once beside it for comparison.
+  const replay = async (query: string, run: typeof jitExecute = jitExecute) => {
     const document = parse(query);
     let executeMs = 0;
     let stringifyMs = 0;
@@ -217,11 +188,11 @@ async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
     let cursor = 0n;
     while (cursor < lastSeq) {
       const t0 = clock();
-      const result = await execute({
-        schema: on,
+      const result = await run({
+        schema,
         document,
         variableValues: { sessionId: BENCH_SESSION_ID, afterSeq: cursor.toString(), first: 200 },
-        contextValue: fresh(),
+        contextValue: context(),
       });
       const t1 = clock();
       bytes += JSON.stringify(result).length;
@@ -236,9 +207,21 @@ async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
     }
     return { executeMs, stringifyMs, bytes };
   };
-  // The same pages through a Yoga instance in-process: parse/validate caches, Yoga's executor,
+  // The same pages through a Yoga instance in-process: parse/validate caches, the server's executor,
   // result stringify and the fetch Response, but no socket and no client.
-  const yoga = createYoga({ schema, context, logging: false, graphiql: false });
+  const yoga = createYoga({
+    schema,
+    context,
+    logging: false,
+    graphiql: false,
+    // The server's executor (server/http.ts): graphql-jit.
+    plugins: [
+      {
+        onExecute: ({ setExecuteFn }: { setExecuteFn: (fn: never) => void }) =>
+          setExecuteFn(jitExecute as never),
+      },
+    ],
+  });
   let yogaMs = 0;
   for (let cursor = 0n; cursor < lastSeq;) {
     const started = clock();
@@ -261,25 +244,15 @@ async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
   const full = await replay(HISTORY_QUERY);
   const withoutToolCall = await replay(HISTORY_QUERY_WITHOUT_TOOL_CALL);
   const baseOnly = await replay(HISTORY_QUERY_BASE_ONLY);
-  // What-if variants with bench-local resolvers (the server is unchanged): a DateTime serialize
-  // that passes canonical ISO strings through, and studioToolCall memoised per execution.
-  const fastDate = whatIfSchema(true, false);
-  const memoCall = whatIfSchema(false, true);
-  const both = whatIfSchema(true, true);
-  const perPage = () => ({ engine: server.engine, toolCalls: new Map<string, unknown>() });
-  const fastDateRun = await replay(HISTORY_QUERY, fastDate, perPage);
-  const memoRun = await replay(HISTORY_QUERY, memoCall, perPage);
-  const bothRun = await replay(HISTORY_QUERY, both, perPage);
+  const graphqlJs = await replay(HISTORY_QUERY, execute);
   const n = Number(lastSeq);
   const each = (ms: number) => `${fmt(ms)} ms (${fmt((ms * 1e3) / n, 1)} µs/ev)`;
   row('stage: store.readEvents, pages of 200', each(readMs));
   row('stage: + eventView (payload JSON.parse, shaping)', each(viewMs));
-  row('stage: graphql-js execute, web app selection (incl. above)', each(full.executeMs));
+  row('stage: graphql-jit execute, web app selection (incl. above)', each(full.executeMs));
   row('stage:   same without studioToolCall', each(withoutToolCall.executeMs));
   row('stage:   AgentEventBase fields only', each(baseOnly.executeMs));
-  row('what-if: DateTime passes canonical ISO strings through', each(fastDateRun.executeMs));
-  row('what-if: studioToolCall memoised per page (toolCallId)', each(memoRun.executeMs));
-  row('what-if: both', each(bothRun.executeMs));
+  row('  (graphql-js execute of the same, not what the server runs)', each(graphqlJs.executeMs));
   row(
     'stage: JSON.stringify of the web app selection results',
     `${each(full.stringifyMs)}, ${fmt(full.bytes / 1e6, 1)} MB`,

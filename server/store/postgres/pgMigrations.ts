@@ -162,4 +162,14 @@ CREATE TABLE source_call_results (
 
 `,
   },
+  {
+    version: 3,
+    name: 'the instance that claimed a job',
+    sql: `
+-- The PgStore instance whose claim this is, while that instance held its liveness lock (an
+-- advisory lock on its LISTEN connection): once the lock is gone the claim lapses at once,
+-- without waiting for lease_until_ms (PgStore.claimJob). NULL: the lease alone decides.
+ALTER TABLE jobs ADD COLUMN claimed_instance text;
+`,
+  },
 ];

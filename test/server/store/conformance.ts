@@ -261,6 +261,38 @@ export function storeConformance(name: string, open: () => Promise<StoreFixture>
       ).toBe(false);
     });
 
+    it("lists a locked session's pending approvals as its own writes leave them, by expiry then id", async () => {
+      const { store } = await start();
+      await store.transaction(async (tx) => {
+        await tx.putSession(sessionRecord('s1'));
+        await tx.putApproval(approvalRecord('b', { expiresAt: '2026-01-01T02:00:00.000Z' }));
+        await tx.putApproval(approvalRecord('other', { sessionId: 's2' }));
+      });
+      const ids = (list: ApprovalRecord[]) => list.map((a) => a.approvalId);
+      const seen = await store.transaction(async (tx) => {
+        await tx.lockSession('s1');
+        const out = [ids(await tx.listPendingApprovals('s1'))];
+        await tx.putApproval(approvalRecord('c', { expiresAt: '2026-01-01T02:00:00.000Z' }));
+        await tx.putApproval(approvalRecord('a', { expiresAt: '2026-01-01T03:00:00.000Z' }));
+        out.push(ids(await tx.listPendingApprovals('s1')));
+        await tx.decideApproval(approvalRecord('b', { status: 'GRANTED', decidedAt: AT }));
+        await tx.putApproval(
+          approvalRecord('c', { expiresAt: '2026-01-01T04:00:00.000Z', safeSummary: 'moved' }),
+        );
+        const list = await tx.listPendingApprovals('s1');
+        out.push(ids(list), [list.at(-1)!.safeSummary]);
+        return out;
+      });
+      expect(seen).toEqual([['b'], ['b', 'c', 'a'], ['a', 'c'], ['moved']]);
+      const after = await store.transaction((tx) => tx.listPendingApprovals('s1'), {
+        readOnly: true,
+      });
+      expect(ids(after)).toEqual(['a', 'c']);
+      expect(
+        ids(await store.transaction((tx) => tx.listPendingApprovals(null), { readOnly: true })),
+      ).toEqual(['other', 'a', 'c']);
+    });
+
     it('fences an epoch: of concurrent moves from one epoch exactly one lands', async () => {
       const { store } = await start();
       await store.transaction(async (tx) =>

@@ -4,7 +4,7 @@
  * on one database, the LISTEN connection's reconnect, search on PostgreSQL's own index.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { PgStore, RESYNC_CHANNEL } from '../../../server/store/postgres/PgStore.ts';
+import { PgStore, RESYNC_CHANNEL, inline } from '../../../server/store/postgres/PgStore.ts';
 import type { Store, StoreNotification } from '../../../server/store/Store.ts';
 import { freshDatabase } from '../../support/postgresDatabase.ts';
 import type { TestDatabase } from '../../support/postgresDatabase.ts';
@@ -193,5 +193,158 @@ describe('PgStore on a shared database', () => {
     await store.close();
     expect(error?.message).toMatch(/could not connect to PostgreSQL at 127\.0\.0\.1:\d+\/studio_/);
     expect(error?.message).not.toContain('wrong-secret-password');
+  });
+
+  it('writes parameters as literals that read back exactly: quotes, backslashes, unicode, signs, arrays', async () => {
+    const { a } = await two();
+    const texts = [
+      "it's",
+      "''; DROP TABLE events; --",
+      'C:\\path\\to\\file',
+      "\\'; SELECT 1; --",
+      'naïve café 🎉 \u2028',
+      '$1 $2 $$',
+      '',
+    ];
+    const rows = await a.transaction(
+      async (tx) =>
+        (tx as unknown as { sql: (t: string) => Promise<Record<string, unknown>[]> }).sql(
+          inline(
+            'SELECT $1::text[] AS texts, $2::bigint AS big, $3::float8 AS neg, $4 AS flag, $5::text AS none',
+            [texts, -9007199254740993n, -1.5, true, null],
+          ),
+        ),
+      { readOnly: true },
+    );
+    expect(rows[0]).toEqual({ texts, big: '-9007199254740993', neg: -1.5, flag: true, none: null });
+    expect(() => inline('SELECT $1', [new Date()])).toThrow(/SQL literal/);
+    expect(() => inline('SELECT $1', ['a\u0000b'])).toThrow(/NUL/);
+    expect(() => inline('SELECT $2', ['x'])).toThrow(/\$2/);
+  });
+
+  it('a deferred write is visible to the rest of its transaction, to no one else before commit, and a failing one rolls back every write with it', async () => {
+    const { a, b } = await two();
+    const row = (seq: bigint, eventId: string) => ({
+      sessionId: 's1',
+      seq,
+      eventId,
+      type: 'STUDIO_LOG',
+      runId: null,
+      createdAt: '2026-01-01T00:00:00.000Z',
+      payload: JSON.stringify({ __typename: 'StudioLogEvent', message: `it's ${eventId} \\ ok` }),
+      foreignId: null,
+    });
+    let seenOutside: unknown = 'not read';
+    const inside = await a.transaction(async (tx) => {
+      await tx.putSession(sessionRecord('s1', { lastEventSeq: '1' }));
+      await tx.insertEvent(row(1n, 'e1'));
+      await tx.putRun({ runId: 'r1', sessionId: 's1', status: 'RUNNING' } as never);
+      seenOutside = await b.transaction((other) => other.getSession('s1'), { readOnly: true });
+      return {
+        events: (await tx.readEvents('s1', 0n, 10)).map((e) => e.eventId),
+        session: (await tx.getSession('s1'))?.lastEventSeq,
+        run: await tx.getRun('r1'),
+      };
+    });
+    expect(seenOutside).toBeNull();
+    expect(inside).toEqual({
+      events: ['e1'],
+      session: '1',
+      run: { runId: 'r1', sessionId: 's1', status: 'RUNNING' },
+    });
+    expect(await b.transaction((tx) => tx.getRun('r1'), { readOnly: true })).toEqual(inside.run);
+
+    // e1's eventId again: a unique violation that is not a retryable conflict, sent with COMMIT.
+    await expect(
+      a.transaction(async (tx) => {
+        await tx.putSession(sessionRecord('s1', { lastEventSeq: '3' }));
+        await tx.insertEvent(row(2n, 'e2'));
+        await tx.insertEvent(row(3n, 'e1'));
+        await tx.putRun({ runId: 'r2', sessionId: 's1', status: 'RUNNING' } as never);
+      }),
+    ).rejects.toMatchObject({ code: '23505', constraint: 'events_event_id_key' });
+    const after = await b.transaction(
+      async (tx) => ({
+        events: (await tx.readEvents('s1', 0n, 10)).map((e) => e.eventId),
+        session: (await tx.getSession('s1'))?.lastEventSeq,
+        run: await tx.getRun('r2'),
+      }),
+      { readOnly: true },
+    );
+    expect(after).toEqual({ events: ['e1'], session: '1', run: null });
+  });
+
+  it('a read-only transaction of several statements reads one snapshot while another instance commits between them', async () => {
+    const { a, b } = await two();
+    await a.transaction((tx) => tx.putSession(sessionRecord('s1', { title: 'before' })));
+    let runs = 0;
+    const seen = await b.transaction(
+      async (tx) => {
+        runs += 1;
+        const first = await tx.getSession('s1');
+        if (runs === 2)
+          await a.transaction((w) => w.putSession(sessionRecord('s1', { title: 'after' })));
+        const second = await tx.getSession('s1');
+        return [first?.title, second?.title];
+      },
+      { readOnly: true },
+    );
+    // The first run stopped at its second statement; the second ran inside one snapshot.
+    expect(runs).toBe(2);
+    expect(seen).toEqual(['before', 'before']);
+    expect((await b.transaction((tx) => tx.getSession('s1'), { readOnly: true }))?.title).toBe(
+      'after',
+    );
+  });
+
+  it('takes over a job at once when the instance that claimed it lost its connection, never while it lives', async () => {
+    const { a, b } = await two();
+    const now = Date.now();
+    await a.transaction((tx) => tx.enqueueJob({ kind: 'k', key: 'one', payload: '{}' }));
+    const claimed = await a.transaction((tx) => tx.claimJob(['k'], 'worker-a', now, 60_000));
+    expect(claimed?.workerId).toBe('worker-a');
+    // A lives: its claim holds until the lease runs out.
+    expect(await b.transaction((tx) => tx.claimJob(['k'], 'worker-b', now + 1, 60_000))).toBeNull();
+    expect(
+      (await b.transaction((tx) => tx.claimJob(['k'], 'worker-b', now + 60_000, 60_000)))?.workerId,
+    ).toBe('worker-b');
+    // B's claim, B gone (its connections closed as a killed process's are): A takes it at once.
+    await b.close();
+    const taken = await a.transaction((tx) =>
+      tx.claimJob(['k'], 'worker-a2', now + 60_001, 60_000),
+    );
+    expect(taken).toMatchObject({ workerId: 'worker-a2', attempts: 3, status: 'CLAIMED' });
+    expect(await a.transaction((tx) => tx.completeJob(taken!.jobId, 'worker-a2'))).toBe(true);
+  });
+
+  it("reads a locked session's current run as the previous lock holder committed it", async () => {
+    const { a, b } = await two();
+    const run = (status: string) => ({ runId: 'r1', sessionId: 's1', status }) as never;
+    await a.transaction(async (tx) => {
+      await tx.putSession(sessionRecord('s1', { currentRunId: 'r1' }));
+      await tx.putRun(run('RUNNING'));
+    });
+    let waiting: Promise<unknown> | null = null;
+    await a.transaction(async (tx) => {
+      await tx.lockSession('s1');
+      await tx.putRun(run('SUCCEEDED'));
+      // B asks for the lock while A holds it, so B's statement starts before A commits.
+      waiting = b.transaction(async (other) => {
+        await other.lockSession('s1');
+        return other.getRun('r1');
+      });
+      await expect
+        .poll(
+          async () =>
+            (
+              await a.query<{ n: string }>(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+              )
+            ).rows[0]!.n,
+          { timeout: 10_000 },
+        )
+        .toBe('1');
+    });
+    expect(await waiting).toMatchObject({ status: 'SUCCEEDED' });
   });
 });
