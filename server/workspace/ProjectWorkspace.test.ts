@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { canonicalManifestHash, type ManifestFile } from './manifest.ts';
-import { ProjectWorkspace } from './ProjectWorkspace.ts';
+import { ContentStore } from './contentStore.ts';
+import { canonicalManifestHash, canonicalManifestText, type ManifestFile } from './manifest.ts';
+import { canonicalJson } from './canonicalJson.ts';
+import { ProjectWorkspace, journalBodyText, type JournalBody } from './ProjectWorkspace.ts';
 import { TreeScanner } from './scanTree.ts';
 import { makeTempEnv, readTree, writeTree, type TempEnv } from './testKit.ts';
 import { WorkspaceError } from './WorkspaceError.ts';
@@ -186,6 +188,68 @@ describe('ProjectWorkspace.scan', () => {
     expect(second.files.find((f) => f.path === 's/7.txt')?.contentHash).toBe(digest('seven'));
     // The one just written is read again next time (its mtime may not have ticked yet).
     expect(scanner.scan({}).filesRead).toBe(1);
+  });
+});
+
+describe('stored manifests', () => {
+  it('stores later manifests as small deltas that a fresh store gives back exactly', () => {
+    const many: Record<string, string> = {};
+    for (let i = 0; i < 300; i++) many[`m/${String(i).padStart(3, '0')}.txt`] = `file ${i}\n`;
+    writeTree(env.root, many);
+    const ws = env.workspace();
+    const packs = () =>
+      fs
+        .readdirSync(join(env.base, 'data', 'blobs', 'packs'))
+        .filter((f) => f.endsWith('.pack'))
+        .map((f) => fs.statSync(join(env.base, 'data', 'blobs', 'packs', f)));
+    const states = [ws.snapshot()];
+    const edits: (() => void)[] = [
+      () => fs.writeFileSync(join(env.root, 'm/150.txt'), 'changed\n'),
+      // A new first entry, a new last entry, then both gone again.
+      () => writeTree(env.root, { 'a-first.txt': 'first', 'z/last.txt': 'last' }),
+      () => {
+        fs.rmSync(join(env.root, 'a-first.txt'));
+        fs.rmSync(join(env.root, 'z'), { recursive: true });
+      },
+      // The first and the last file of the base gone, one made executable, a link, a non-ASCII name.
+      () => {
+        fs.rmSync(join(env.root, 'm/000.txt'));
+        fs.rmSync(join(env.root, 'm/299.txt'));
+        fs.chmodSync(join(env.root, 'm/010.txt'), 0o755);
+        fs.symlinkSync('010.txt', join(env.root, 'm/link'));
+        writeTree(env.root, { 'm/é-ü.txt': 'ünïcode' });
+      },
+      () => {},
+      // Most files changed: more than a quarter of the base is new, so it is stored whole.
+      () => {
+        for (let i = 1; i < 299; i++)
+          fs.writeFileSync(join(env.root, `m/${String(i).padStart(3, '0')}.txt`), `v2 ${i}\n`);
+      },
+      () => fs.writeFileSync(join(env.root, 'm/001.txt'), 'v3\n'),
+    ];
+    const sizes: number[] = [];
+    for (const edit of edits) {
+      edit();
+      const before = packs().length;
+      states.push(ws.snapshot());
+      const added = packs().slice(before);
+      sizes.push(added.reduce((sum, st) => sum + st.size, 0));
+    }
+    const fresh = new ContentStore(join(env.base, 'data', 'blobs'));
+    for (const state of states) {
+      expect(state.contentHash).toBe(canonicalManifestHash(state.files));
+      expect(fresh.get(state.contentHash).toString('utf8')).toBe(
+        canonicalManifestText(state.files),
+      );
+    }
+    const full = fresh.get(states[0]!.contentHash).length;
+    // One changed file: its blob and a delta of one entry, not the manifest again.
+    expect(sizes[0]).toBeLessThan(full / 8);
+    expect(sizes[3]).toBeLessThan(full / 4);
+    // Nothing changed: nothing written.
+    expect(sizes[4]).toBe(0);
+    // A new base after the big change, and the next delta is against it.
+    expect(sizes[6]).toBeLessThan(full / 8);
   });
 });
 
@@ -557,6 +621,31 @@ describe('applyChanges', () => {
 });
 
 describe('journal', () => {
+  it('writes its body as exactly the canonical JSON the reader checks', () => {
+    const hash = digest('x');
+    const body: JournalBody = {
+      version: 2,
+      projectId: 'p1',
+      action: 'RESTORE',
+      rootReal: '/tmp/a "quoted" folder/é',
+      target: { contentHash: hash, fileCount: 4 },
+      ops: [
+        { op: 'delete', path: 'gone/\u2028.txt' },
+        { op: 'write', path: 'a.txt', contentHash: hash, byteLength: 0 },
+        { op: 'write', path: 'bin/run', contentHash: hash, byteLength: 12, executable: true },
+        { op: 'link', path: 'l', contentHash: hash, byteLength: 3 },
+        { op: 'chmod', path: 'a.txt', executable: false },
+      ],
+    };
+    expect(journalBodyText(body)).toBe(canonicalJson(body));
+    expect(() =>
+      journalBodyText({
+        ...body,
+        ops: [{ op: 'link', path: 'l', contentHash: hash, byteLength: 0.5 }],
+      }),
+    ).toThrow(TypeError);
+  });
+
   it('refuses a new change while an interrupted one is pending, and recover() completes it', () => {
     writeTree(env.root, { 'a.txt': 'a' });
     const crashing = env.workspace((step) => {

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { canonicalJson } from './canonicalJson.ts';
-import type { ContentStore } from './contentStore.ts';
+import type { ContentStore, DeltaPiece } from './contentStore.ts';
 import {
   TEMP_PREFIX,
   errnoOf,
@@ -20,6 +20,7 @@ import {
   compareCodeUnits,
   describePath,
   diffManifests,
+  markSorted,
   sha256Digest,
   sortManifest,
   validateRelativePath,
@@ -107,13 +108,13 @@ export interface ProjectWorkspaceOptions {
   faultInjector?: (step: string) => void;
 }
 
-type JournalOp =
+export type JournalOp =
   | { op: 'delete'; path: string }
   | { op: 'write'; path: string; contentHash: string; byteLength: number; executable?: boolean }
   | { op: 'link'; path: string; contentHash: string; byteLength: number }
   | { op: 'chmod'; path: string; executable: boolean };
 
-interface JournalBody {
+export interface JournalBody {
   version: 2;
   projectId: string;
   action: 'APPLY_CHANGES' | 'RESTORE';
@@ -169,6 +170,8 @@ export class ProjectWorkspace {
   private readonly faultInjector: ((step: string) => void) | undefined;
   private readonly scanner: TreeScanner;
   private readonly manifests = new Map<string, ManifestFile[]>();
+  /** The last manifest a snapshot stored whole: the next ones are stored as deltas against it. */
+  private deltaBase: DeltaBase | null = null;
   private verifiedDirs = new Set<string>();
 
   constructor(opts: ProjectWorkspaceOptions) {
@@ -216,7 +219,7 @@ export class ProjectWorkspace {
    * `NOT_FOUND` when `root` does not exist and `PATH_INVALID` for a name a manifest cannot hold.
    */
   scan(): ManifestFile[] {
-    return this.guard(() => this.scanFolder(false, false).files);
+    return this.guard(() => this.scanList(false));
   }
 
   /** The folder's current state without storing anything (what `studioProject` shows). */
@@ -337,7 +340,7 @@ export class ProjectWorkspace {
           );
       }
 
-      const current = this.scanFolder(true, false).files;
+      const current = this.scanList(true);
       const byPath = new Map(current.map((f) => [f.path, f]));
       for (const change of changes) {
         const existing = byPath.get(change.path);
@@ -412,7 +415,7 @@ export class ProjectWorkspace {
   previewRestore(files: readonly ManifestFile[]): RestorePlan {
     return this.guard(() => {
       const target = this.restoreTarget(files);
-      return this.plan(this.scanFolder(true, false).files, target).summary;
+      return this.plan(this.scanList(true), target).summary;
     });
   }
 
@@ -429,7 +432,7 @@ export class ProjectWorkspace {
     return this.guard(() => {
       this.refuseIfPending();
       const target = this.restoreTarget(files);
-      const current = this.scanFolder(true, false).files;
+      const current = this.scanList(true);
       const { ops, summary } = this.plan(current, target);
       for (const op of ops) {
         if (op.op !== 'write' && op.op !== 'link') continue;
@@ -499,7 +502,7 @@ export class ProjectWorkspace {
   private restoreTarget(files: readonly ManifestFile[]): ManifestFile[] {
     const known = checkedManifests.get(files);
     if (known) return known as ManifestFile[];
-    const checked = validateRestoreManifest(files);
+    const checked = markSorted(validateRestoreManifest(files));
     checkedManifests.set(files, checked);
     checkedManifests.set(checked, checked);
     const hash = manifestHashes.get(files);
@@ -547,7 +550,11 @@ export class ProjectWorkspace {
   }
 
   private abs(rel: string): string {
-    return rel === '' ? this.root : join(this.root, ...rel.split('/'));
+    if (rel === '') return this.root;
+    // A checked path has no empty, `.` or `..` segments: with `/` as the separator, joining is
+    // appending (path.join would normalize it again, for every file of a restore).
+    if (sep === '/') return this.root.endsWith('/') ? this.root + rel : `${this.root}/${rel}`;
+    return join(this.root, ...rel.split('/'));
   }
 
   private rootReal(): string | null {
@@ -588,33 +595,84 @@ export class ProjectWorkspace {
     return real;
   }
 
-  private scanFolder(allowMissing: boolean, storeContent: boolean): WorkspaceState {
+  /**
+   * The folder's files without their manifest hash (what a restore or a patch compares with):
+   * neither the 3 MB text of a 20,000-file tree is built and hashed nor the list remembered.
+   */
+  private scanList(allowMissing: boolean): ManifestFile[] {
+    if (!this.rootIsDirectory(allowMissing)) return [];
+    const { files } = this.scanner.scan({});
+    checkedManifests.set(files, files);
+    return markSorted(files);
+  }
+
+  /** True when the root is a directory; false when it is missing and `allowMissing`; else NOT_FOUND. */
+  private rootIsDirectory(allowMissing: boolean): boolean {
     const rootSt = lstatOrNull(this.root);
     if (!rootSt || !fs.statSync(this.root, { throwIfNoEntry: false })?.isDirectory()) {
-      if (allowMissing && !rootSt) return stateOf([]);
+      if (allowMissing && !rootSt) return false;
       throw new WorkspaceError(
         'NOT_FOUND',
         `The folder of project ${this.projectId} does not exist`,
       );
     }
+    return true;
+  }
+
+  private scanFolder(allowMissing: boolean, storeContent: boolean): WorkspaceState {
+    if (!this.rootIsDirectory(allowMissing)) return stateOf([]);
     const store = this.store;
     const result = this.scanner.scan(
       storeContent
         ? {
             onContent: (file, bytes) => store.putHashed(file.contentHash, bytes),
             needsContent: (file) => !file.notCaptured && !store.has(file.contentHash),
+            storedMark: store.removals,
           }
         : {},
     );
     const text = '{"files":[' + result.canonical.join(',') + ']}';
     const contentHash = sha256Digest(text);
     if (storeContent && !store.has(contentHash))
-      store.putHashed(contentHash, Buffer.from(text, 'utf8'));
+      this.storeScannedManifest(contentHash, text, result.files, result.canonical);
     // A scan's list holds only valid, sorted, unique paths (the walk checks each name).
     checkedManifests.set(result.files, result.files);
+    markSorted(result.files);
     manifestHashes.set(result.files, contentHash);
     this.remember(contentHash, result.files);
     return { files: result.files, contentHash };
+  }
+
+  /**
+   * Stores a scan's manifest text: as a delta against the last manifest stored whole when that
+   * is allowed and small (at most a quarter of the base's bytes of its own), else whole, which
+   * then becomes the base. A one-file checkpoint of a 20,000-file tree thus writes a few hundred
+   * bytes instead of deflating and writing its 3 MB manifest.
+   */
+  private storeScannedManifest(
+    hash: string,
+    text: string,
+    files: readonly ManifestFile[],
+    canonical: readonly string[],
+  ): void {
+    const base = this.deltaBase;
+    if (base) {
+      const pieces = manifestDelta(base, files, canonical);
+      if (
+        pieces &&
+        this.store.putDelta(hash, Buffer.byteLength(text, 'utf8'), base.hash, base.bytes, pieces)
+      )
+        return;
+    }
+    const bytes = Buffer.from(text, 'utf8');
+    this.store.putHashed(hash, bytes);
+    const starts = new Float64Array(canonical.length);
+    let at = MANIFEST_PREFIX.length;
+    for (let k = 0; k < canonical.length; k++) {
+      starts[k] = at;
+      at += Buffer.byteLength(canonical[k]!, 'utf8') + 1;
+    }
+    this.deltaBase = { hash, bytes, files, canonical, starts };
   }
 
   /**
@@ -703,7 +761,7 @@ export class ProjectWorkspace {
         summary.added = summary.added.filter((a) => a.path !== f.path);
         continue;
       }
-      ops.push(
+      const op: JournalOp =
         f.kind === 'SYMLINK'
           ? { op: 'link', path: f.path, contentHash: f.contentHash, byteLength: f.byteLength }
           : {
@@ -712,8 +770,9 @@ export class ProjectWorkspace {
               contentHash: f.contentHash,
               byteLength: f.byteLength,
               ...(f.executable ? { executable: true } : {}),
-            },
-      );
+            };
+      opFiles.set(op, f);
+      ops.push(op);
     }
     for (const f of summary.modeChanged)
       ops.push({ op: 'chmod', path: f.path, executable: f.executable === true });
@@ -735,7 +794,7 @@ export class ProjectWorkspace {
 
   private commit(body: JournalBody): void {
     // canonicalJson({ body, checksum }) with the body serialized once ("body" < "checksum").
-    const bodyText = canonicalJson(body);
+    const bodyText = journalBodyText(body);
     const text = `{"body":${bodyText},"checksum":${JSON.stringify(sha256Digest(bodyText))}}`;
     fs.mkdirSync(this.journalDir, { recursive: true });
     const temp = join(this.journalDir, `${this.journalName}.${tempName()}`);
@@ -865,14 +924,19 @@ export class ProjectWorkspace {
         // A rename moves the file's ctime: stat it where it is now.
         written = null;
       }
-      this.scanner.seed(op.path, written ?? fs.lstatSync(abs), {
-        target: 'SERVER',
-        path: op.path,
-        contentHash: op.contentHash,
-        byteLength: op.byteLength,
-        ...(op.op === 'link' ? { kind: 'SYMLINK' as const } : {}),
-        ...(op.op === 'write' && op.executable ? { executable: true as const } : {}),
-      });
+      // The target's own entry when this process planned the op (no second copy of the manifest).
+      this.scanner.seed(
+        op.path,
+        written ?? fs.lstatSync(abs),
+        opFiles.get(op) ?? {
+          target: 'SERVER',
+          path: op.path,
+          contentHash: op.contentHash,
+          byteLength: op.byteLength,
+          ...(op.op === 'link' ? { kind: 'SYMLINK' as const } : {}),
+          ...(op.op === 'write' && op.executable ? { executable: true as const } : {}),
+        },
+      );
       touchedDirs.add(parent);
       touchedFiles.push(op.path);
       this.fault(`file-renamed:${op.path}`);
@@ -1016,15 +1080,148 @@ export class ProjectWorkspace {
   }
 }
 
+/** A manifest stored whole, with what is needed to write the next ones as deltas against it. */
+interface DeltaBase {
+  hash: string;
+  /** Its canonical text (UTF-8). */
+  bytes: Buffer;
+  files: readonly ManifestFile[];
+  /** Canonical JSON of each file (as in the text), parallel to `files`. */
+  canonical: readonly string[];
+  /** Byte offset in `bytes` where each file's canonical JSON starts. */
+  starts: Float64Array;
+}
+
+const MANIFEST_PREFIX = '{"files":[';
+
+/**
+ * The canonical text of the sorted manifest `files` as pieces of `base`'s text (the runs of
+ * entries both share) and bytes of its own (the entries that differ), or null when more than a
+ * quarter of the base's bytes would be its own (then storing it whole is as cheap). The pieces
+ * join to exactly the text canonicalManifestText gives; putDelta checks that against the hash.
+ */
+function manifestDelta(
+  base: DeltaBase,
+  files: readonly ManifestFile[],
+  canonical: readonly string[],
+): DeltaPiece[] | null {
+  const pieces: DeltaPiece[] = [];
+  const budget = base.bytes.length >> 2;
+  let ownBytes = 0;
+  /** What is pending: a range of the base being extended, or text of its own (never both). */
+  let pending: { from: number; to: number } | null = { from: 0, to: MANIFEST_PREFIX.length };
+  let own: string[] = [];
+  const flush = (): void => {
+    if (pending) pieces.push({ copy: pending.from, length: pending.to - pending.from });
+    else if (own.length > 0) pieces.push({ bytes: Buffer.from(own.join(''), 'utf8') });
+    pending = null;
+    own = [];
+  };
+  const copy = (from: number, to: number): void => {
+    if (pending && pending.to === from) {
+      pending.to = to;
+      return;
+    }
+    flush();
+    pending = { from, to };
+  };
+  const write = (text: string): void => {
+    if (pending) flush();
+    own.push(text);
+    ownBytes += text.length;
+  };
+  const n = base.files.length;
+  let i = 0;
+  for (let j = 0; j < files.length; j++) {
+    const file = files[j]!;
+    while (i < n && base.files[i] !== file && compareCodeUnits(base.files[i]!.path, file.path) < 0)
+      i += 1;
+    if (i < n && (base.files[i] === file || base.canonical[i] === canonical[j])) {
+      // The same entry: its bytes in the base, with the comma before it when both have one.
+      const start = base.starts[i]!;
+      // It ends before the next entry's comma (the last one before the closing `]}`).
+      const end = i + 1 < n ? base.starts[i + 1]! - 1 : base.bytes.length - 2;
+      if (j === 0) copy(start, end);
+      else if (i > 0) copy(start - 1, end);
+      else {
+        write(',');
+        copy(start, end);
+      }
+      i += 1;
+    } else {
+      if (i < n && base.files[i]!.path === file.path) i += 1;
+      write(j === 0 ? canonical[j]! : ',' + canonical[j]!);
+    }
+    if (ownBytes > budget) return null;
+  }
+  const closeAt = base.bytes.length - 2;
+  copy(closeAt, closeAt + 2);
+  flush();
+  return pieces;
+}
+
 /**
  * Manifest lists the workspace handed out or checked (never mutated afterwards): what
  * validateRestoreManifest made of each, and the hashes of those whose hash is known.
  */
 const checkedManifests = new WeakMap<readonly ManifestFile[], readonly ManifestFile[]>();
+/** The manifest entry each write or link op was planned from (what the scan cache is seeded with). */
+const opFiles = new WeakMap<JournalOp, ManifestFile>();
 const manifestHashes = new WeakMap<readonly ManifestFile[], string>();
 
 function stateOf(files: ManifestFile[]): WorkspaceState {
   return { files, contentHash: canonicalManifestHash(files) };
+}
+
+/**
+ * canonicalJson(body) written by one JSON.stringify: every object below is built with its keys
+ * in sorted order and holds only strings, booleans and safe integers, so the text is the same
+ * (ProjectWorkspace.test.ts checks it), without the generic writer's garbage for 20,000 ops.
+ */
+export function journalBodyText(body: JournalBody): string {
+  const safe = (n: number): number => {
+    if (!Number.isSafeInteger(n))
+      throw new TypeError(`canonicalJson: a byteLength is not a safe integer (${n})`);
+    return n;
+  };
+  const ops = body.ops.map((op) => {
+    switch (op.op) {
+      case 'delete':
+        return { op: op.op, path: op.path };
+      case 'chmod':
+        return { executable: op.executable, op: op.op, path: op.path };
+      case 'link':
+        return {
+          byteLength: safe(op.byteLength),
+          contentHash: op.contentHash,
+          op: op.op,
+          path: op.path,
+        };
+      case 'write':
+        return op.executable === undefined
+          ? {
+              byteLength: safe(op.byteLength),
+              contentHash: op.contentHash,
+              op: op.op,
+              path: op.path,
+            }
+          : {
+              byteLength: safe(op.byteLength),
+              contentHash: op.contentHash,
+              executable: op.executable,
+              op: op.op,
+              path: op.path,
+            };
+    }
+  });
+  return JSON.stringify({
+    action: body.action,
+    ops,
+    projectId: body.projectId,
+    rootReal: body.rootReal,
+    target: { contentHash: body.target.contentHash, fileCount: safe(body.target.fileCount) },
+    version: body.version,
+  });
 }
 
 function parentOf(rel: string): string {

@@ -133,3 +133,101 @@ describe('ContentStore.collectGarbage', () => {
     expect(store.collectGarbage({ live: new Set(), graceMs: 0 }).blobsRemoved).toBe(1);
   });
 });
+
+describe('ContentStore.putDelta', () => {
+  const baseText = Buffer.from(
+    Array.from({ length: 400 }, (_, i) => `line ${i} ${sha256Digest(String(i))}\n`).join(''),
+  );
+  const edited = Buffer.concat([
+    baseText.subarray(0, 1000),
+    Buffer.from('an edit of its own\n'),
+    baseText.subarray(1200),
+  ]);
+  const pieces = [
+    { copy: 0, length: 1000 },
+    { bytes: Buffer.from('an edit of its own\n') },
+    { copy: 1200, length: baseText.length - 1200 },
+  ];
+
+  it('stores a blob as pieces of a base and gives back its exact bytes, also to a fresh instance', () => {
+    const store = new ContentStore(dir);
+    const base = store.put(baseText);
+    store.flush();
+    const hash = sha256Digest(edited);
+    expect(store.putDelta(hash, edited.length, base, baseText, pieces)).toBe(true);
+    store.flush();
+    expect(store.get(hash).equals(edited)).toBe(true);
+    expect(store.rawLength(hash)).toBe(edited.length);
+    const fresh = new ContentStore(dir);
+    expect(fresh.get(hash).equals(edited)).toBe(true);
+    const out = join(dir, 'out.txt');
+    const fd = fs.openSync(out, 'w');
+    fresh.writeTo(hash, fd);
+    fs.closeSync(fd);
+    expect(fs.readFileSync(out).equals(edited)).toBe(true);
+    // The delta's pack holds the base's digest and a few pieces, not the blob.
+    const deltaPack = packFiles()
+      .filter((f) => f.endsWith('.pack'))
+      .map((f) => fs.statSync(join(dir, 'packs', f)).size)
+      .sort((a, b) => a - b)[0]!;
+    expect(deltaPack).toBeLessThan(100);
+  });
+
+  it('stores nothing when the pieces do not give the hash, or the base is not a fresh full blob of its own', () => {
+    const store = new ContentStore(dir);
+    const base = store.put(baseText);
+    const hash = sha256Digest(edited);
+    // Not sealed yet.
+    expect(store.putDelta(hash, edited.length, base, baseText, pieces)).toBe(false);
+    store.flush();
+    expect(store.putDelta(hash, edited.length, base, baseText, pieces.slice(0, 2))).toBe(false);
+    expect(store.putDelta(sha256Digest('other'), edited.length, base, baseText, pieces)).toBe(
+      false,
+    );
+    // A base sealed more than ten minutes ago, or by another instance, is not used.
+    expect(
+      store.putDelta(hash, edited.length, base, baseText, pieces, Date.now() + 11 * 60_000),
+    ).toBe(false);
+    expect(new ContentStore(dir).putDelta(hash, edited.length, base, baseText, pieces)).toBe(false);
+    expect(store.has(hash)).toBe(false);
+    // A delta is never the base of another.
+    expect(store.putDelta(hash, edited.length, base, baseText, pieces)).toBe(true);
+    store.flush();
+    const again = Buffer.concat([edited, Buffer.from('more\n')]);
+    expect(
+      store.putDelta(sha256Digest(again), again.length, hash, edited, [
+        { copy: 0, length: edited.length },
+        { bytes: Buffer.from('more\n') },
+      ]),
+    ).toBe(false);
+  });
+
+  it('reports a damaged delta as HASH_MISMATCH', () => {
+    const store = new ContentStore(dir);
+    const base = store.put(baseText);
+    store.flush();
+    const hash = sha256Digest(edited);
+    store.putDelta(hash, edited.length, base, baseText, pieces);
+    store.flush();
+    const pack = packFiles()
+      .filter((f) => f.endsWith('.pack'))
+      .find((f) => fs.statSync(join(dir, 'packs', f)).size < 100)!;
+    const fd = fs.openSync(join(dir, 'packs', pack), 'r+');
+    fs.writeSync(fd, Buffer.from([0x00, 0x01]), 0, 2, 40);
+    fs.closeSync(fd);
+    expect(codeOf(() => new ContentStore(dir).get(hash))).toBe('HASH_MISMATCH');
+  });
+
+  it('keeps the base of a live delta through a GC, and lets both go once the delta is dead', () => {
+    const store = new ContentStore(dir);
+    const base = store.put(baseText);
+    store.flush();
+    const hash = sha256Digest(edited);
+    store.putDelta(hash, edited.length, base, baseText, pieces);
+    store.flush();
+    expect(store.collectGarbage({ live: new Set([hash]), graceMs: 0 }).blobsRemoved).toBe(0);
+    expect(new ContentStore(dir).get(hash).equals(edited)).toBe(true);
+    expect(store.collectGarbage({ live: new Set(), graceMs: 0 }).blobsRemoved).toBe(2);
+    expect(new ContentStore(dir).has(base)).toBe(false);
+  });
+});

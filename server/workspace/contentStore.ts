@@ -12,9 +12,15 @@ interface PackEntry {
   offset: number;
   storedLength: number;
   rawLength: number;
-  /** 0: stored as is, 1: raw deflate. */
-  method: 0 | 1;
+  /**
+   * 0: stored as is, 1: raw deflate, 2: a delta against another blob (see {@link
+   * ContentStore.putDelta}): the base's 32-byte digest, then the raw-deflated pieces.
+   */
+  method: 0 | 1 | 2;
 }
+
+/** One piece of a blob stored as a delta: a byte range of its base, or bytes of its own. */
+export type DeltaPiece = { copy: number; length: number } | { bytes: Buffer };
 
 interface OpenPack {
   id: string;
@@ -46,6 +52,14 @@ const MIN_COMPRESS = 64;
 const SAMPLE = 16 * 1024;
 /** Piece size of `writeTo`: larger raw blobs are copied through one buffer of this size. */
 const COPY_CHUNK = 1024 * 1024;
+/**
+ * A delta is only written against a base this store sealed itself less than this long ago, so
+ * the base's pack is far inside any GC grace period (an hour) when the delta comes to need it;
+ * from then on the collector keeps every live delta's base (see collectGarbage).
+ */
+export const DELTA_BASE_MAX_AGE_MS = 10 * 60 * 1000;
+const DELTA_COPY = 0;
+const DELTA_BYTES = 1;
 
 /**
  * Immutable file contents keyed by `sha256:<hex>`, compressed and written in packs.
@@ -56,6 +70,12 @@ const COPY_CHUNK = 1024 * 1024;
  * fsynced and renamed. Only blobs listed in an index exist: a crash before `flush` leaves a pack
  * without an index, which no reader trusts and `collectGarbage` removes. So a checkpoint of
  * 20,000 new files costs one fsync, not 20,000.
+ *
+ * A blob may instead be stored as a delta against a base blob (`putDelta`; the workspace does this
+ * for a manifest that differs from the last one in a few entries): the base's digest, then the
+ * pieces (ranges of the base, bytes of its own), deflated. Only one level deep (a base is never a
+ * delta itself). `get` rebuilds the bytes from the base and checks them against the digest like
+ * any other blob.
  *
  * `get` re-hashes what it reads, so damage on disk is reported as `HASH_MISMATCH` instead of being
  * restored into a project. Blobs of the older layout (`<2 hex>/<62 hex>`, uncompressed, one file
@@ -72,7 +92,10 @@ export class ContentStore {
    */
   private readonly found = new Set<string>();
   private readonly readFds = new Map<string, number>();
+  private removalCount = 0;
   private readonly knownIdx = new Set<string>();
+  /** When this instance created each pack it wrote (ms), for the age rule of delta bases. */
+  private readonly packCreated = new Map<string, number>();
   private open: OpenPack | null = null;
 
   constructor(dir: string) {
@@ -80,6 +103,19 @@ export class ContentStore {
     this.packDir = join(dir, 'packs');
     fs.mkdirSync(this.packDir, { recursive: true });
     this.loadIndexes();
+  }
+
+  /**
+   * How many times blobs have left this instance's index (a GC, a failed flush). While it is
+   * unchanged, a blob `has` found (or that was put) is still there, so a scan need not ask again.
+   */
+  get removals(): number {
+    return this.removalCount;
+  }
+
+  private forget(): void {
+    this.found.clear();
+    this.removalCount += 1;
   }
 
   /** Stores the bytes (a string as UTF-8) and returns their digest; durable after `flush()`. */
@@ -99,36 +135,114 @@ export class ContentStore {
       let stored = buf;
       let method: 0 | 1 = 0;
       if (buf.length >= MIN_COMPRESS && compressible(buf)) {
-        const deflated = deflateRawSync(buf, { level: 1 });
+        // One output buffer the size of the input (what pays off fits in it), not 16 KiB pieces:
+        // a first checkpoint deflates every file, and each buffer is garbage once written.
+        const deflated = deflateRawSync(buf, { level: 1, chunkSize: outputChunk(buf.length) });
         if (deflated.length < buf.length) {
           stored = deflated;
           method = 1;
         }
       }
-      let written = 0;
-      while (written < stored.length)
-        written += fs.writeSync(
-          pack.fd,
-          stored,
-          written,
-          stored.length - written,
-          pack.size + written,
-        );
-      const entry: PackEntry = {
-        pack: pack.id,
-        offset: pack.size,
-        storedLength: stored.length,
-        rawLength: buf.length,
-        method,
-      };
-      pack.size += stored.length;
-      pack.entries.push({ hex, entry });
-      this.index.set(hex, entry);
+      this.append(pack, hex, stored, buf.length, method);
     } catch (err) {
       throw new WorkspaceError('IO', `Could not store blob ${hash}: ${errnoOf(err)}`, {
         cause: err,
       });
     }
+  }
+
+  /**
+   * Stores the blob `hash` (of `length` bytes) as a delta against `base`, whose bytes the caller
+   * holds (`baseBytes`): the blob is the concatenation of `pieces`. The pieces are checked
+   * against `hash` first (hashed through, never joined). Returns false, storing nothing, when a
+   * delta is not allowed here: the base is not a full blob in a pack this instance sealed within
+   * {@link DELTA_BASE_MAX_AGE_MS}, or the pieces do not give `hash`; the caller then `putHashed`s
+   * the bytes whole. Durable after `flush()`, like `put`.
+   */
+  putDelta(
+    hash: string,
+    length: number,
+    base: string,
+    baseBytes: Buffer,
+    pieces: readonly DeltaPiece[],
+    now = Date.now(),
+  ): boolean {
+    const hex = hash.slice(7);
+    if (this.index.has(hex) || this.hasLoose(hex)) return true;
+    if (!DIGEST.test(base)) return false;
+    const baseEntry = this.index.get(base.slice(7));
+    const created = baseEntry ? this.packCreated.get(baseEntry.pack) : undefined;
+    if (
+      !baseEntry ||
+      baseEntry.method === 2 ||
+      !this.knownIdx.has(baseEntry.pack) ||
+      created === undefined ||
+      now - created > DELTA_BASE_MAX_AGE_MS ||
+      baseEntry.rawLength !== baseBytes.length
+    )
+      return false;
+    const digest = createHash('sha256');
+    const parts: Buffer[] = [Buffer.from(base.slice(7), 'hex')];
+    let total = 0;
+    for (const piece of pieces) {
+      if ('copy' in piece) {
+        const end = piece.copy + piece.length;
+        if (piece.copy < 0 || piece.length < 0 || end > baseBytes.length) return false;
+        digest.update(baseBytes.subarray(piece.copy, end));
+        const rec = Buffer.allocUnsafe(9);
+        rec.writeUInt8(DELTA_COPY, 0);
+        rec.writeUInt32BE(piece.copy, 1);
+        rec.writeUInt32BE(piece.length, 5);
+        parts.push(rec);
+        total += piece.length;
+      } else {
+        digest.update(piece.bytes);
+        const rec = Buffer.allocUnsafe(5);
+        rec.writeUInt8(DELTA_BYTES, 0);
+        rec.writeUInt32BE(piece.bytes.length, 1);
+        parts.push(rec, piece.bytes);
+        total += piece.bytes.length;
+      }
+    }
+    if (total !== length || 'sha256:' + digest.digest('hex') !== hash) return false;
+    // (The header, the base's digest, stays readable without inflating: the collector reads it.)
+    const ops = deflateRawSync(Buffer.concat(parts.slice(1)), { level: 1 });
+    try {
+      this.append(this.openPack(), hex, Buffer.concat([parts[0]!, ops]), length, 2);
+    } catch (err) {
+      throw new WorkspaceError('IO', `Could not store blob ${hash}: ${errnoOf(err)}`, {
+        cause: err,
+      });
+    }
+    return true;
+  }
+
+  private append(
+    pack: OpenPack,
+    hex: string,
+    stored: Buffer,
+    rawLength: number,
+    method: 0 | 1 | 2,
+  ): void {
+    let written = 0;
+    while (written < stored.length)
+      written += fs.writeSync(
+        pack.fd,
+        stored,
+        written,
+        stored.length - written,
+        pack.size + written,
+      );
+    const entry: PackEntry = {
+      pack: pack.id,
+      offset: pack.size,
+      storedLength: stored.length,
+      rawLength,
+      method,
+    };
+    pack.size += stored.length;
+    pack.entries.push({ hex, entry });
+    this.index.set(hex, entry);
   }
 
   /** Makes every blob put so far durable (see the class comment). A no-op when nothing is new. */
@@ -147,7 +261,7 @@ export class ContentStore {
       this.knownIdx.add(pack.id);
     } catch (err) {
       for (const { hex } of pack.entries) this.index.delete(hex);
-      this.found.clear();
+      this.forget();
       throw new WorkspaceError('IO', `Could not seal a blob pack: ${errnoOf(err)}`, {
         cause: err,
       });
@@ -156,6 +270,11 @@ export class ContentStore {
 
   /** The bytes of a blob; throws `NOT_FOUND` if absent, `HASH_MISMATCH` if damaged. */
   get(hash: string): Buffer {
+    return this.read(hash, true);
+  }
+
+  /** `get`; `deltaAllowed` is false for a delta's base (deltas are one level deep). */
+  private read(hash: string, deltaAllowed: boolean): Buffer {
     if (!DIGEST.test(hash))
       throw new WorkspaceError(
         'NOT_FOUND',
@@ -171,7 +290,12 @@ export class ContentStore {
     let bytes: Buffer;
     try {
       if (entry) {
-        const stored = Buffer.allocUnsafe(entry.storedLength);
+        // A deflated blob is read through the store's reused 1 MiB buffer (inflate copies it out
+        // at once; a restore reads one per file), the others into their own buffer.
+        const stored =
+          entry.method === 1 && entry.storedLength <= COPY_CHUNK
+            ? this.copyBuffer().subarray(0, entry.storedLength)
+            : Buffer.allocUnsafe(entry.storedLength);
         const fd = this.readFd(entry.pack);
         let read = 0;
         while (read < stored.length) {
@@ -181,7 +305,16 @@ export class ContentStore {
         }
         if (read !== stored.length)
           throw new WorkspaceError('HASH_MISMATCH', `Stored content for ${hash} is truncated`);
-        bytes = entry.method === 1 ? inflateRawSync(stored) : stored;
+        if (entry.method === 2) {
+          if (!deltaAllowed || stored.length < 32)
+            throw new WorkspaceError('HASH_MISMATCH', `Stored content for ${hash} is damaged`);
+          const base = this.read(`sha256:${stored.toString('hex', 0, 32)}`, false);
+          bytes = applyDelta(base, inflateRawSync(stored.subarray(32)), entry.rawLength, hash);
+        } else if (entry.method === 1) {
+          // One output buffer of the known size (one byte over, so zlib stops in it), not 16 KiB
+          // pieces joined: a restore inflates every file it writes.
+          bytes = inflateRawSync(stored, { chunkSize: outputChunk(entry.rawLength) });
+        } else bytes = stored;
       } else {
         bytes = fs.readFileSync(this.loosePath(hex));
       }
@@ -208,7 +341,7 @@ export class ContentStore {
    */
   writeTo(hash: string, fd: number): number {
     const entry = DIGEST.test(hash) ? this.index.get(hash.slice(7)) : undefined;
-    if (!entry || entry.method === 1 || entry.storedLength <= COPY_CHUNK) {
+    if (!entry || entry.method !== 0 || entry.storedLength <= COPY_CHUNK) {
       const bytes = this.get(hash);
       writeAll(fd, bytes, bytes.length);
       return bytes.length;
@@ -289,6 +422,15 @@ export class ContentStore {
     const result: GcResult = { packsDeleted: 0, packsRewritten: 0, blobsRemoved: 0, bytesFreed: 0 };
     this.flush();
     this.loadIndexes();
+    // A live delta keeps its base alive (whatever the base's own checkpoints' retention).
+    const live = new Set(options.live);
+    for (const hash of options.live) {
+      const entry = DIGEST.test(hash) ? this.index.get(hash.slice(7)) : undefined;
+      if (entry?.method !== 2) continue;
+      const head = Buffer.alloc(32);
+      fs.readSync(this.readFd(entry.pack), head, 0, 32, entry.offset);
+      live.add(`sha256:${head.toString('hex')}`);
+    }
     const old = (path: string): boolean => {
       const st = fs.statSync(path, { throwIfNoEntry: false });
       return st !== undefined && now - st.mtimeMs >= options.graceMs;
@@ -312,27 +454,28 @@ export class ContentStore {
         result.packsDeleted += 1;
         continue;
       }
-      const live = entries.filter((e) => options.live.has(`sha256:${e.hex}`));
-      if (live.length === entries.length) continue;
-      const liveBytes = live.reduce((s, e) => s + e.entry.storedLength, 0);
+      const kept = entries.filter((e) => live.has(`sha256:${e.hex}`));
+      if (kept.length === entries.length) continue;
+      const liveBytes = kept.reduce((s, e) => s + e.entry.storedLength, 0);
       const allBytes = entries.reduce((s, e) => s + e.entry.storedLength, 0);
-      if (live.length > 0 && liveBytes * 2 >= allBytes) continue;
-      const copies = live.map((e) => ({ hex: e.hex, bytes: this.get(`sha256:${e.hex}`) }));
+      if (kept.length > 0 && liveBytes * 2 >= allBytes) continue;
+      // A delta is copied whole (its base may be in this very pack).
+      const copies = kept.map((e) => ({ hex: e.hex, bytes: this.get(`sha256:${e.hex}`) }));
       for (const { hex } of entries) this.index.delete(hex);
-      this.found.clear();
+      this.forget();
       for (const c of copies) this.putHashed(`sha256:${c.hex}`, c.bytes);
       this.flush();
       result.bytesFreed += fs.statSync(packPath).size;
       this.dropPack(id);
-      result.blobsRemoved += entries.length - live.length;
-      if (live.length > 0) result.packsRewritten += 1;
+      result.blobsRemoved += entries.length - kept.length;
+      if (kept.length > 0) result.packsRewritten += 1;
       else result.packsDeleted += 1;
     }
     for (const sub of fs.readdirSync(this.dir)) {
       if (!/^[0-9a-f]{2}$/.test(sub)) continue;
       for (const rest of fs.readdirSync(join(this.dir, sub))) {
         const abs = join(this.dir, sub, rest);
-        if (options.live.has(`sha256:${sub}${rest}`) || !old(abs)) continue;
+        if (live.has(`sha256:${sub}${rest}`) || !old(abs)) continue;
         result.bytesFreed += fs.statSync(abs).size;
         fs.rmSync(abs, { force: true });
         result.blobsRemoved += 1;
@@ -342,11 +485,12 @@ export class ContentStore {
   }
 
   private dropPack(id: string): void {
-    this.found.clear();
+    this.forget();
     const fd = this.readFds.get(id);
     if (fd !== undefined) fs.closeSync(fd);
     this.readFds.delete(id);
     this.knownIdx.delete(id);
+    this.packCreated.delete(id);
     fs.rmSync(join(this.packDir, `${id}.idx`), { force: true });
     fs.rmSync(join(this.packDir, `${id}.pack`), { force: true });
     fsyncDir(this.packDir);
@@ -357,6 +501,7 @@ export class ContentStore {
     const id = `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`;
     const fd = fs.openSync(join(this.packDir, `${id}.pack`), 'wx+');
     this.readFds.set(id, fd);
+    this.packCreated.set(id, Date.now());
     this.open = { id, fd, size: 0, entries: [] };
     return this.open;
   }
@@ -395,7 +540,44 @@ export class ContentStore {
 function compressible(buf: Buffer): boolean {
   if (buf.length <= SAMPLE) return true;
   const sample = buf.subarray(0, SAMPLE);
-  return deflateRawSync(sample, { level: 1 }).length < sample.length * 0.9;
+  return (
+    deflateRawSync(sample, { level: 1, chunkSize: outputChunk(SAMPLE) }).length <
+    sample.length * 0.9
+  );
+}
+
+/** A zlib output chunk for `length` bytes: one byte over it (so zlib ends inside it), capped. */
+function outputChunk(length: number): number {
+  return Math.min(Math.max(64, length + 1), 64 * 1024 * 1024);
+}
+
+/** Rebuilds a delta's bytes from its base and its inflated pieces (see putDelta). */
+function applyDelta(base: Buffer, ops: Buffer, length: number, hash: string): Buffer {
+  const damaged = (): never => {
+    throw new WorkspaceError('HASH_MISMATCH', `Stored content for ${hash} is damaged`);
+  };
+  const out = Buffer.allocUnsafe(length);
+  let at = 0;
+  let i = 0;
+  while (i < ops.length) {
+    const kind = ops.readUInt8(i);
+    if (kind === DELTA_COPY && i + 9 <= ops.length) {
+      const from = ops.readUInt32BE(i + 1);
+      const n = ops.readUInt32BE(i + 5);
+      if (from + n > base.length || at + n > length) damaged();
+      base.copy(out, at, from, from + n);
+      at += n;
+      i += 9;
+    } else if (kind === DELTA_BYTES && i + 5 <= ops.length) {
+      const n = ops.readUInt32BE(i + 1);
+      if (i + 5 + n > ops.length || at + n > length) damaged();
+      ops.copy(out, at, i + 5, i + 5 + n);
+      at += n;
+      i += 5 + n;
+    } else damaged();
+  }
+  if (at !== length) damaged();
+  return out;
 }
 
 function writeAll(fd: number, buf: Buffer, length: number): void {
@@ -438,7 +620,7 @@ function decodeIndex(id: string, buf: Buffer): { hex: string; entry: PackEntry }
         offset: body.readDoubleBE(at + 32),
         storedLength: body.readDoubleBE(at + 40),
         rawLength: body.readDoubleBE(at + 48),
-        method: method === 1 ? 1 : 0,
+        method: method === 1 || method === 2 ? method : 0,
       },
     });
   }

@@ -40,7 +40,8 @@ export function fsyncDir(dir: string): void {
 /** `lstat`, or null when nothing is there (ENOENT, or a parent that is not a directory). */
 export function lstatOrNull(path: string): fs.Stats | null {
   try {
-    return fs.lstatSync(path);
+    // ENOENT without an exception (a restore into an empty folder asks this for every file).
+    return fs.lstatSync(path, { throwIfNoEntry: false }) ?? null;
   } catch (err) {
     if (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR')) return null;
     throw err;

@@ -38,6 +38,8 @@ const SCRATCH_KEEP = 8 * 1024 * 1024;
 interface CacheEntry extends StatCacheEntry {
   /** The scan that last saw the file (entries no scan saw are dropped at its end). */
   seen?: number;
+  /** The hooks' `storedMark` when the file's content was last known to be stored. */
+  stored?: number;
 }
 
 /** A captured entry of a directory listing (not ignored, not `.git`, not a temp file). */
@@ -267,6 +269,11 @@ export class TreeScanner {
   scan(hooks: {
     onContent?: (file: ManifestFile, bytes: Buffer) => void;
     needsContent?: (file: ManifestFile) => boolean;
+    /**
+     * A number that changes whenever stored content may have gone (the store's `removals`):
+     * while it is the one an entry was last checked under, `needsContent` is not asked again.
+     */
+    storedMark?: number;
   }): ScanResult {
     const startedAt = Date.now();
     const identity = this.options.cacheFile ? this.identity() : null;
@@ -274,6 +281,8 @@ export class TreeScanner {
     // The cache is updated in place: a rescan of an unchanged tree writes nothing to it.
     const cache = this.cache;
     const generation = ++this.generation;
+    // (-1 never equals an entry's mark: without the hook every entry is asked.)
+    const storedMark = hooks.storedMark ?? -1;
     let kept = 0;
     /** Paths whose cached entry this scan set or dropped. */
     const fresh: string[] = [];
@@ -423,12 +432,15 @@ export class TreeScanner {
           hit.mode === st.mode
         ) {
           entry = hit;
-          if (hooks.needsContent?.(hit.file)) {
-            const reread = readContent(abs, rel, st);
-            if (reread.contentHash !== hit.file.contentHash) {
-              entry = { ...hit, file: reread, canonical: canonicalEntry(reread) };
-              changed = true;
+          if (hooks.needsContent && hit.stored !== storedMark) {
+            if (hooks.needsContent(hit.file)) {
+              const reread = readContent(abs, rel, st);
+              if (reread.contentHash !== hit.file.contentHash) {
+                entry = { ...hit, file: reread, canonical: canonicalEntry(reread) };
+                changed = true;
+              }
             }
+            entry.stored = storedMark;
           }
         } else {
           // Cached paths were checked when they entered the cache (or the cache file).
@@ -443,6 +455,7 @@ export class TreeScanner {
             mode: st.mode,
             file,
             canonical: canonicalEntry(file),
+            ...(hooks.onContent ? { stored: storedMark } : {}),
           };
         }
         if (startedAt - st.mtimeMs > 1000) {

@@ -14,6 +14,11 @@
  * The two sides run step by step, alternating which goes first, each step after a `sync`: both
  * meet the same load on a shared machine, and neither pays for the other's dirty pages.
  *
+ * The one-file steps (checkpoint after one file changed, restore of one file) are run
+ * BENCH_REPEAT times (default 3, a different file each time, the sides alternating on every
+ * run) and their median is the figure: one measurement of a 100-300 ms step moves by 2x on
+ * the shared machine.
+ *
  * Env: BENCH_FILES (default 20000), BENCH_MB (default 300), BENCH_KEEP=1 keeps the temp dir,
  * BENCH_PROFILE=<dir> writes a CPU profile of the studio side there (`node --cpu-prof`).
  */
@@ -24,10 +29,19 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { buildBenchTree, changeFiles, wipeTracked, type BenchTree } from './checkpointBenchTree.ts';
+import {
+  buildBenchTree,
+  changeFiles,
+  roundOf,
+  wipeTracked,
+  type BenchTree,
+} from './checkpointBenchTree.ts';
 
 const FILES = Number(process.env.BENCH_FILES ?? 20000);
 const MB = Number(process.env.BENCH_MB ?? 300);
+const REPEAT = Math.max(1, Number(process.env.BENCH_REPEAT ?? 3));
+/** Steps that are run REPEAT times (each on another file); the others run once. */
+const REPEATED = new Set<string>(['one', 'restoreOne']);
 
 type Step = 'first' | 'one' | 'thousand' | 'restoreOne' | 'restoreAll';
 const STEPS: { step: Step; label: string }[] = [
@@ -39,7 +53,10 @@ const STEPS: { step: Step; label: string }[] = [
 ];
 
 interface SideResult {
+  /** Each step's figure: the median of its runs. */
   ms: Record<Step, number>;
+  /** Every run of each step, in order. */
+  runs: Record<Step, number[]>;
   storeBytes: number;
   peakRssMb: number;
   /** The studio side's peak RSS (MiB) after each step. */
@@ -81,8 +98,8 @@ function dirBytes(dir: string): number {
 
 /** One side of the bench, driven step by step so the two sides alternate under the same load. */
 interface Side {
-  /** Prepares the step (changes the tree, untimed) and runs it; returns its milliseconds. */
-  step(step: Step): Promise<number>;
+  /** Prepares the step's run `rep` (changes the tree, untimed) and runs it; returns its ms. */
+  step(step: Step, rep: number): Promise<number>;
   finish(): Promise<SideResult>;
 }
 
@@ -91,7 +108,7 @@ function gitSide(tree: BenchTree, gitDir: string): Side {
   const env = ['-c', 'user.name=bench', '-c', 'user.email=bench@example.invalid'];
   git(gitDir, tree.root, ['init', '-q']);
   let peak = 0;
-  const ms = {} as Record<Step, number>;
+  const runs = {} as Record<Step, number[]>;
   const shas: Partial<Record<Step, string>> = {};
   const checkpoint = (): { ms: number; sha: string } => {
     const add = git(gitDir, tree.root, ['add', '-A']);
@@ -105,14 +122,14 @@ function gitSide(tree: BenchTree, gitDir: string): Side {
     peak = Math.max(peak, r.rssKb);
     return r.ms;
   };
-  const run: Record<Step, () => number> = {
+  const run: Record<Step, (rep: number) => number> = {
     first: () => {
       const r = checkpoint();
       shas.first = r.sha;
       return r.ms;
     },
-    one: () => {
-      changeFiles(tree, 1, 1);
+    one: (rep) => {
+      changeFiles(tree, 1, roundOf('one', rep));
       return checkpoint().ms;
     },
     thousand: () => {
@@ -121,8 +138,8 @@ function gitSide(tree: BenchTree, gitDir: string): Side {
       shas.thousand = r.sha;
       return r.ms;
     },
-    restoreOne: () => {
-      changeFiles(tree, 1, 3);
+    restoreOne: (rep) => {
+      changeFiles(tree, 1, roundOf('restoreOne', rep));
       return checkout(shas.thousand!);
     },
     restoreAll: () => {
@@ -131,11 +148,18 @@ function gitSide(tree: BenchTree, gitDir: string): Side {
     },
   };
   return {
-    step: (step) => {
-      ms[step] = run[step]();
-      return Promise.resolve(ms[step]);
+    step: (step, rep) => {
+      const ms = run[step](rep);
+      (runs[step] ??= []).push(ms);
+      return Promise.resolve(ms);
     },
-    finish: () => Promise.resolve({ ms, storeBytes: dirBytes(gitDir), peakRssMb: peak / 1024 }),
+    finish: () =>
+      Promise.resolve({
+        ms: medians(runs),
+        runs,
+        storeBytes: dirBytes(gitDir),
+        peakRssMb: peak / 1024,
+      }),
   };
 }
 
@@ -177,22 +201,33 @@ function studioSide(tree: BenchTree, dataDir: string, child: string): Side {
     if (next.done) throw new Error(`studio side exited during ${line}`);
     return JSON.parse(next.value) as Record<string, unknown>;
   };
-  const ms = {} as Record<Step, number>;
+  const runs = {} as Record<Step, number[]>;
   return {
-    step: async (step) => {
-      ms[step] = (await ask(step)).ms as number;
-      return ms[step];
+    step: async (step, rep) => {
+      const ms = (await ask(`${step} ${rep}`)).ms as number;
+      (runs[step] ??= []).push(ms);
+      return ms;
     },
     finish: async () => {
       const end = (await ask('done')) as { peakRssMb: number; rssAfter: Record<Step, number> };
       return {
-        ms,
+        ms: medians(runs),
+        runs,
         storeBytes: dirBytes(dataDir),
         peakRssMb: end.peakRssMb,
         rssAfter: end.rssAfter,
       };
     },
   };
+}
+
+function medians(runs: Record<Step, number[]>): Record<Step, number> {
+  const out = {} as Record<Step, number>;
+  for (const [step, list] of Object.entries(runs) as [Step, number[]][]) {
+    const sorted = [...list].sort((a, b) => a - b);
+    out[step] = sorted[sorted.length >> 1]!;
+  }
+  return out;
 }
 
 function fmtMs(ms: number): string {
@@ -228,12 +263,15 @@ async function main(): Promise<void> {
     };
     // Step by step, alternating which side goes first, each after a sync: both sides meet the
     // same load (the machine is shared) and neither pays for the other's dirty pages.
-    for (const [i, { step }] of STEPS.entries()) {
-      for (const name of i % 2 === 0
-        ? (['studio', 'git'] as const)
-        : (['git', 'studio'] as const)) {
-        settle();
-        await sides[name].step(step);
+    let turn = 0;
+    for (const { step } of STEPS) {
+      for (let rep = 0; rep < (REPEATED.has(step) ? REPEAT : 1); rep++, turn++) {
+        for (const name of turn % 2 === 0
+          ? (['studio', 'git'] as const)
+          : (['git', 'studio'] as const)) {
+          settle();
+          await sides[name].step(step, rep);
+        }
       }
     }
     const studio = await sides.studio.finish();
@@ -280,6 +318,12 @@ async function main(): Promise<void> {
           .map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!)))
           .join('  '),
       );
+    for (const { step, label } of STEPS)
+      if (REPEATED.has(step))
+        console.log(
+          `${label}, every run (median above): studio ${studio.runs[step].map(fmtMs).join(', ')}; ` +
+            `git ${shadow.runs[step].map(fmtMs).join(', ')}`,
+        );
     if (studio.rssAfter)
       console.log(
         `studio peak RSS after each step (MiB): ${STEPS.map(({ step }) => `${step} ${studio.rssAfter![step]}`).join(', ')}`,

@@ -1,8 +1,9 @@
 /**
  * The studio side of `npm run bench:checkpoints`, in its own process so its peak RSS is its own.
  * argv[2]: a JSON file `{ tree: BenchTree, dataDir }`. Driven one step at a time (so the parent
- * can interleave it with git's same step): each stdin line names a step, which is prepared (the
- * tree changed as for git, untimed), timed, and answered with one JSON line `{ step, ms }`;
+ * can interleave it with git's same step): each stdin line names a step and its run (`one 2`),
+ * which is prepared (the tree changed as for git, untimed), timed, and answered with one JSON
+ * line `{ step, ms }`;
  * `done` answers `{ peakRssMb, rssAfter }` and exits.
  */
 import { readFileSync } from 'node:fs';
@@ -10,7 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { ContentStore } from '../../server/workspace/contentStore.ts';
 import { ProjectWorkspace, type WorkspaceState } from '../../server/workspace/ProjectWorkspace.ts';
-import { changeFiles, wipeTracked, type BenchTree } from './checkpointBenchTree.ts';
+import { changeFiles, roundOf, wipeTracked, type BenchTree } from './checkpointBenchTree.ts';
 
 const { tree, dataDir } = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')) as {
   tree: BenchTree;
@@ -34,18 +35,18 @@ function expectState(got: WorkspaceState, want: WorkspaceState, what: string): v
 }
 
 /** Prepares the tree as checkpointBench.ts does for git, then returns the timed step. */
-const steps: Record<string, () => () => WorkspaceState> = {
+const steps: Record<string, (rep: number) => () => WorkspaceState> = {
   first: () => () => (states.first = ws.snapshot()),
-  one: () => {
-    changeFiles(tree, 1, 1);
+  one: (rep) => {
+    changeFiles(tree, 1, roundOf('one', rep));
     return () => ws.snapshot();
   },
   thousand: () => {
     changeFiles(tree, 1000, 2);
     return () => (states.thousand = ws.snapshot());
   },
-  restoreOne: () => {
-    changeFiles(tree, 1, 3);
+  restoreOne: (rep) => {
+    changeFiles(tree, 1, roundOf('restoreOne', rep));
     return () => {
       const done = ws.restore(ws.manifest(states.thousand!.contentHash));
       expectState(done, states.thousand!, 'restore of one file');
@@ -63,14 +64,14 @@ const steps: Record<string, () => () => WorkspaceState> = {
 };
 
 for await (const line of createInterface({ input: process.stdin })) {
-  const step = line.trim();
+  const [step = '', rep = '0'] = line.trim().split(' ');
   if (step === 'done') {
     console.log(JSON.stringify({ peakRssMb: process.resourceUsage().maxRSS / 1024, rssAfter }));
     process.exit(0);
   }
   const prepare = steps[step];
   if (!prepare) throw new Error(`unknown step ${JSON.stringify(step)}`);
-  const run = prepare();
+  const run = prepare(Number(rep));
   const started = performance.now();
   run();
   const ms = performance.now() - started;

@@ -120,3 +120,12 @@ export function wipeTracked(tree: BenchTree): void {
     if (name !== 'node_modules' && name !== '.git')
       fs.rmSync(join(tree.root, name), { recursive: true, force: true });
 }
+
+/**
+ * The changeFiles round of run `rep` of a repeated one-file step: the first run edits the file
+ * it always did, the others other files (the same on both trees).
+ */
+export function roundOf(step: 'one' | 'restoreOne', rep: number): number {
+  if (rep === 0) return step === 'one' ? 1 : 3;
+  return (step === 'one' ? 10 : 20) + rep;
+}
