@@ -9,6 +9,7 @@
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { once } from 'node:events';
 import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import {
@@ -38,38 +39,26 @@ export interface BurstResult {
 /** A helper process (a TypeScript file beside this one) spoken to in lines over stdin/stdout. */
 class Child {
   private readonly proc: ChildProcessByStdio<Writable, Readable, null>;
-  private readonly lines: string[] = [];
-  private waiter: (() => void) | null = null;
+  private readonly lines: AsyncIterator<string>;
   private readonly exited: Promise<number | null>;
 
-  constructor(script: string, args: string[]) {
+  constructor(
+    private readonly script: string,
+    args: string[],
+  ) {
     const path = fileURLToPath(new URL(script, import.meta.url));
     this.proc = spawn(process.execPath, ['--import', 'tsx', path, ...args], {
       stdio: ['pipe', 'pipe', 'inherit'],
     });
     this.exited = once(this.proc, 'exit').then(([code]) => code as number | null);
-    let partial = '';
-    this.proc.stdout.setEncoding('utf8');
-    this.proc.stdout.on('data', (chunk: string) => {
-      const parts = (partial + chunk).split('\n');
-      partial = parts.pop() ?? '';
-      this.lines.push(...parts);
-      this.waiter?.();
-    });
+    this.lines = createInterface({ input: this.proc.stdout })[Symbol.asyncIterator]();
   }
 
   /** The next line it prints (fails if it exits first). */
   async nextLine(): Promise<string> {
-    for (;;) {
-      const line = this.lines.shift();
-      if (line !== undefined) return line;
-      const exited = await Promise.race([
-        new Promise<false>((resolve) => (this.waiter = () => resolve(false))),
-        this.exited.then(() => true),
-      ]);
-      this.waiter = null;
-      if (exited && this.lines.length === 0) throw new Error(`${this.proc.spawnargs[3]} exited`);
-    }
+    const next = await this.lines.next();
+    if (next.done) throw new Error(`${this.script} exited`);
+    return next.value;
   }
 
   send(line: string): void {
@@ -79,9 +68,12 @@ class Child {
   /** Closes its stdin and resolves once it exited, with the last line it printed. */
   async end(): Promise<string | undefined> {
     this.proc.stdin.end();
+    let last: string | undefined;
+    for (let next = await this.lines.next(); !next.done; next = await this.lines.next())
+      if (next.value) last = next.value;
     const code = await this.exited;
-    if (code !== 0) throw new Error(`${this.proc.spawnargs[3]} exited with ${code}`);
-    return this.lines.filter(Boolean).pop();
+    if (code !== 0) throw new Error(`${this.script} exited with ${code}`);
+    return last;
   }
 
   kill(): void {
