@@ -1,4 +1,4 @@
-import { act, cleanup as cleanupDom, render, screen, within } from '@testing-library/react';
+import { act, cleanup as cleanupDom, render, screen, waitFor, within } from '@testing-library/react';
 import axe from 'axe-core';
 import userEvent from '@testing-library/user-event';
 import { Provider } from 'urql';
@@ -67,7 +67,9 @@ describe('ToolCallCard', () => {
     act(() => {
       vi.advanceTimersByTime(5_000);
     });
-    expect(within(prompt).getByRole('timer').textContent).toBe('1:25');
+    // The card may mount outside act (after the query resolves), so its ticking effect can start
+    // after the advance; either way it reads the faked clock, and the countdown must say 1:25.
+    await waitFor(() => expect(within(prompt).getByRole('timer').textContent).toBe('1:25'));
     expect(within(prompt).getByRole('button', { name: 'Approve' })).toBeTruthy();
     expect(within(prompt).getByRole('button', { name: 'Deny…' })).toBeTruthy();
     expect(within(prompt).getByText(/Shortcuts on this card or its selected row/)).toBeTruthy();
