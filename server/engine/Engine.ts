@@ -20,6 +20,7 @@ import type { EventDraft, StoredEvent } from './eventDrafts.ts';
 import type { Logger } from '../logger.ts';
 import type { SessionInfo, Source, SourceHost, SourceStatus } from '../sources/Source.ts';
 import { project } from './projector.ts';
+import { eventTextOf } from '../store/eventText.ts';
 import { leaseEndedDraft } from './recordDrafts.ts';
 import { revocationDrafts, revocationsBefore } from './approvalLifecycle.ts';
 import {
@@ -248,8 +249,16 @@ export class Engine {
     return this.kernel.close();
   }
 
+  /** The last time `iso` formatted, and its text: an ingest burst stamps many events per ms. */
+  private isoMs = Number.NaN;
+  private isoText = '';
+
   iso(ms = this.now()): string {
-    return new Date(ms).toISOString();
+    if (ms !== this.isoMs) {
+      this.isoText = new Date(ms).toISOString();
+      this.isoMs = ms;
+    }
+    return this.isoText;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -479,6 +488,7 @@ export class Engine {
       createdAt,
       payload: JSON.stringify(served),
       foreignId: foreignId ?? null,
+      text: eventTextOf(served),
     });
     await project(this.db, session, event);
     session.lastEventSeq = seq;
