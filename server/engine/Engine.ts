@@ -396,9 +396,18 @@ export class Engine {
       const out: StoredEvent[] = [];
       const queue = [...drafts];
       const expanded = new Set<EventDraft>();
+      // The drafts' foreignIds, looked up in one query; `taken` also gets those this append
+      // stores, and a draft a rule adds on the way (not looked up) is asked about alone.
+      const asked = new Set<string>();
+      for (const draft of drafts) if (draft.foreignId) asked.add(draft.foreignId);
+      const taken = await this.db.storedForeignIds(sessionId, [...asked]);
       while (queue.length > 0) {
         const draft = queue.shift()!;
-        if (draft.foreignId && (await this.db.hasForeignId(sessionId, draft.foreignId))) continue;
+        const foreignId = draft.foreignId;
+        if (foreignId) {
+          if (taken.has(foreignId)) continue;
+          if (!asked.has(foreignId) && (await this.db.hasForeignId(sessionId, foreignId))) continue;
+        }
         // Whatever ends what an approval waits on revokes it first, in this same commit.
         if (!expanded.has(draft)) {
           expanded.add(draft);
@@ -410,6 +419,7 @@ export class Engine {
           }
         }
         out.push(await this.appendOne(session, draft));
+        if (foreignId) taken.add(foreignId);
         queue.unshift(...(await this.decisions.afterAppended(session, draft, effects)));
       }
       if (out.length > 0) {
