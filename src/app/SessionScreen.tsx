@@ -7,7 +7,7 @@ import { Link } from '../ui/router.tsx';
 import { CheckpointBrowserPage } from './lazyRoutes.tsx';
 import { checkpointRestoreHref, checkpointsHref, eventHref, sessionHref } from './paths.ts';
 import { renderQuestion, renderToolCall } from './renderers.tsx';
-import { firstContentShown } from './firstContent.ts';
+import { firstContentShown, firstContentShownAfterPaint } from './firstContent.ts';
 
 /** One session: its header, then the timeline or the checkpoint browser. */
 export function SessionScreen({
@@ -79,7 +79,7 @@ export function SessionScreen({
             restoreHref={restoreHrefOf}
             renderToolCall={renderToolCall}
             renderQuestion={renderQuestion}
-            onShown={firstContentShown}
+            onShown={firstContentShownAfterPaint}
             toolbarStart={<SessionSearch sessionId={sessionId} eventHref={hrefOf} />}
           />
         </>

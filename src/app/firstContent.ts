@@ -32,6 +32,20 @@ export function firstContentShown(): void {
   for (const listener of listeners) listener();
 }
 
+/**
+ * `firstContentShown` once the frame now being made has been painted: called from an effect
+ * of the commit that shows the content, the shell's other parts then render after that paint,
+ * not in the same task before it (React runs a synchronous render's effects before the frame).
+ */
+export function firstContentShownAfterPaint(): void {
+  if (!waiting) return;
+  if (typeof requestAnimationFrame !== 'function') {
+    setTimeout(firstContentShown, 0);
+    return;
+  }
+  requestAnimationFrame(() => setTimeout(firstContentShown, 0));
+}
+
 function subscribe(listener: () => void): () => void {
   listeners.add(listener);
   return () => listeners.delete(listener);

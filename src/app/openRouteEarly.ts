@@ -11,8 +11,12 @@ import type { Route } from './routes.ts';
 
 /** The early requests of one address. */
 export interface EarlyOpen {
-  /** Settles once the route's first data is asked for (a session's newest page), or cannot be. */
-  sent: Promise<void>;
+  /**
+   * Settles once the route's first data is asked for (a session's newest page), or cannot be:
+   * 'accepted' when the server answered the session with data (so it accepted the token),
+   * else 'unknown'.
+   */
+  sent: Promise<'accepted' | 'unknown'>;
   /** Lets go of what the screen has not taken over. */
   close(): void;
 }
@@ -27,25 +31,25 @@ export interface EarlyOpen {
  */
 export function openRouteEarly(client: Client, route: Route): EarlyOpen {
   if (route.name !== 'session' && route.name !== 'event')
-    return { sent: Promise.resolve(), close: () => undefined };
+    return { sent: Promise.resolve('unknown'), close: () => undefined };
   const { sessionId } = route;
   const focusSeq = route.name === 'event' ? route.seq : null;
   let releasePages: (() => void) | null = null;
-  let markSent = () => undefined as void;
-  const sent = new Promise<void>((resolve) => (markSent = resolve));
+  let markSent: (how: 'accepted' | 'unknown') => void = () => undefined;
+  const sent = new Promise<'accepted' | 'unknown'>((resolve) => (markSent = resolve));
   const session = client.query(SessionQuery, { sessionId }).subscribe((result) => {
     if (releasePages) return;
     const last = result.data?.crowdyStudioAgentSession?.lastEventSeq;
     if (typeof last !== 'string') {
       // No such session, or it could not be read: the screen shows why.
-      if (!result.stale) markSent();
+      if (!result.stale) markSent(result.error ? 'unknown' : 'accepted');
       return;
     }
     const pages = [newestPageOf(last)];
     if (focusSeq && BigInt(focusSeq) >= 1n && BigInt(focusSeq) <= BigInt(last))
       pages.push(pageOfSeq(focusSeq));
     releasePages = prefetchEventPages(client, sessionId, pages);
-    markSent();
+    markSent(result.operation.context.meta?.cacheOutcome === 'hit' ? 'unknown' : 'accepted');
   });
   // The session screen's own query holds the session from its first render on.
   const timer = setTimeout(() => session.unsubscribe(), PREFETCH_HOLD_MS);
@@ -55,7 +59,7 @@ export function openRouteEarly(client: Client, route: Route): EarlyOpen {
       clearTimeout(timer);
       session.unsubscribe();
       releasePages?.();
-      markSent();
+      markSent('unknown');
     },
   };
 }

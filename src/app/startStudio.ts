@@ -2,7 +2,13 @@ import { makeStudioClient, type StudioClient } from '../graphql/client.ts';
 import { makeConnectionStore, type ConnectionStore } from '../graphql/connectionStore.ts';
 import { makeStudioHttp, type StudioHttp } from '../graphql/studioHttp.ts';
 import { queryClientOf } from '../graphql/StudioHttpProvider.tsx';
-import { checkBootToken, forgetToken, prepareBoot, type BootProblem } from './bootstrap.ts';
+import {
+  checkBootToken,
+  forgetToken,
+  prepareBoot,
+  type BootProblem,
+  type BootResult,
+} from './bootstrap.ts';
 import { openRouteEarly } from './openRouteEarly.ts';
 import { parseRoute } from './routes.ts';
 import { shareTokenWithNewTabs } from './tokenHandoff.ts';
@@ -64,6 +70,14 @@ export function startStudio(options: { win?: Window; fetchImpl?: typeof fetch } 
     if (http) queryClientOf(http)?.clear();
   };
 
+  const studioRejected = () => {
+    if (rejected) return;
+    rejected = true;
+    forgetToken(win);
+    end();
+    rejectedListener?.();
+  };
+
   const outcome = (async (): Promise<StartOutcome> => {
     const prepared = await prepareBoot(win, fetchImpl);
     if (!prepared.ok) return prepared;
@@ -74,28 +88,33 @@ export function startStudio(options: { win?: Window; fetchImpl?: typeof fetch } 
       endpoint: prepared.endpoint,
       token: prepared.token,
       onConnection: (status, detail) => connection.set({ status, detail }),
-      onUnauthorized: () => {
-        if (rejected) return;
-        rejected = true;
-        forgetToken(win);
-        end();
-        rejectedListener?.();
-      },
+      onUnauthorized: () => studioRejected(),
     });
     http = makeStudioHttp({ endpoint: prepared.endpoint, token: prepared.token });
     const opened = openRouteEarly(studio.client, parseRoute(win.location.pathname));
     closeEarly = opened.close;
     // The app's first render (the whole shell) takes the main thread for a while: it starts
-    // once the route's first data is asked for, which the token check runs beside, so the
-    // newest page's request does not wait behind it.
-    const [checked] = await Promise.all([
-      checkBootToken(prepared, win, fetchImpl),
-      Promise.race([opened.sent, delay(EARLY_SEND_MAX_MS)]),
+    // once the route's first data is asked for, so the newest page's request does not wait
+    // behind it. The token check runs beside those requests; a session the server answered
+    // with data proves the token as well as the check does, so whichever comes first counts.
+    const sent = Promise.race([
+      opened.sent,
+      delay(EARLY_SEND_MAX_MS).then(() => 'unknown' as const),
     ]);
+    const check = checkBootToken(prepared, win, fetchImpl);
+    const proven = sent.then((how): Promise<BootResult> | BootResult =>
+      how === 'accepted' ? prepared : check,
+    );
+    const checked: BootResult = await Promise.race([check, proven]);
     if (!checked.ok) {
       end();
       return checked;
     }
+    await sent;
+    // A check that ends in a refusal after all (the token was revoked meanwhile) ends the boot.
+    void check.then((late) => {
+      if (!late.ok && late.problem.kind === 'rejectedToken') studioRejected();
+    });
     if (rejected) return { ok: false, problem: { kind: 'rejectedToken' } };
     // The server accepted this token: new tabs of this origin may ask for it.
     if (!disposed) stopSharing = shareTokenWithNewTabs(checked.token);
@@ -106,6 +125,7 @@ export function startStudio(options: { win?: Window; fetchImpl?: typeof fetch } 
     outcome,
     onRejected(listener) {
       rejectedListener = listener;
+      if (rejected) listener();
     },
     dispose() {
       disposed = true;
