@@ -20,6 +20,7 @@ import {
   SessionsOverview,
 } from './lazyRoutes.tsx';
 import { pathOf, useRoute, type Route } from './routes.ts';
+import { AfterFirstContent, firstContentShown } from './firstContent.ts';
 
 function BackgroundNotifications() {
   useBackgroundApprovalNotifications();
@@ -31,8 +32,17 @@ function CountInTitle() {
   return null;
 }
 
-function InboxLink({ current }: { current: boolean }) {
+function InboxCount() {
   const count = useInboxCount();
+  return count > 0 ? (
+    <span className="ml-1 rounded-full bg-amber-500 px-1.5 text-xs font-semibold text-black">
+      {count}
+      <span className="sr-only"> waiting</span>
+    </span>
+  ) : null;
+}
+
+function InboxLink({ current }: { current: boolean }) {
   return (
     <Link
       to="/inbox"
@@ -41,12 +51,9 @@ function InboxLink({ current }: { current: boolean }) {
     >
       <span className="max-sm:hidden">Approval inbox</span>
       <span className="sm:hidden">Inbox</span>
-      {count > 0 ? (
-        <span className="ml-1 rounded-full bg-amber-500 px-1.5 text-xs font-semibold text-black">
-          {count}
-          <span className="sr-only"> waiting</span>
-        </span>
-      ) : null}
+      <AfterFirstContent>
+        <InboxCount />
+      </AfterFirstContent>
     </Link>
   );
 }
@@ -146,6 +153,11 @@ export function App({ connection }: { connection: ConnectionStore }) {
   const menuButton = useRef<HTMLButtonElement>(null);
   const sidebar = useRef<HTMLElement>(null);
   const path = pathOf(route);
+  // Leaving the first address shows the whole shell (firstContent.ts).
+  const firstPath = useRef(path);
+  useEffect(() => {
+    if (path !== firstPath.current) firstContentShown();
+  }, [path]);
 
   // Closing by Escape, the backdrop or Close gives the focus back to the button (once the
   // header is no longer inert); picking a session leaves it on the page.
@@ -217,13 +229,17 @@ export function App({ connection }: { connection: ConnectionStore }) {
           </Link>
         </nav>
         <div className="ml-auto flex min-w-0 items-center gap-2">
-          <KillSwitch />
+          <AfterFirstContent>
+            <KillSwitch />
+          </AfterFirstContent>
           <ConnectionBadge store={connection} />
           <ThemeToggle />
         </div>
       </header>
-      {route.name === 'inbox' ? null : <BackgroundNotifications />}
-      <CountInTitle />
+      <AfterFirstContent>
+        {route.name === 'inbox' ? null : <BackgroundNotifications />}
+        <CountInTitle />
+      </AfterFirstContent>
       <div className="relative flex min-h-0 flex-1">
         {drawer ? (
           <button
@@ -255,10 +271,12 @@ export function App({ connection }: { connection: ConnectionStore }) {
               </button>
             </div>
           )}
-          <Suspense fallback={null}>
-            <NewSessionForm onCreated={(sessionId) => navigate(sessionHref(sessionId))} />
-          </Suspense>
-          <SessionsSidebar activeSessionId={activeSessionId} sessionHref={sessionHref} />
+          <AfterFirstContent>
+            <Suspense fallback={null}>
+              <NewSessionForm onCreated={(sessionId) => navigate(sessionHref(sessionId))} />
+            </Suspense>
+            <SessionsSidebar activeSessionId={activeSessionId} sessionHref={sessionHref} />
+          </AfterFirstContent>
         </aside>
         <main
           id="main"

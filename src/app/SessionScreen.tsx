@@ -7,6 +7,7 @@ import { Link } from '../ui/router.tsx';
 import { CheckpointBrowserPage } from './lazyRoutes.tsx';
 import { checkpointRestoreHref, checkpointsHref, eventHref, sessionHref } from './paths.ts';
 import { renderQuestion, renderToolCall } from './renderers.tsx';
+import { firstContentShown, firstContentShownAfterPaint } from './firstContent.ts';
 
 /** One session: its header, then the timeline or the checkpoint browser. */
 export function SessionScreen({
@@ -27,6 +28,12 @@ export function SessionScreen({
     (checkpointId: string) => checkpointRestoreHref(sessionId, checkpointId),
     [sessionId],
   );
+
+  // A session that cannot be shown, or another view than the timeline, is the first content.
+  const settled = !session && !fetching;
+  useEffect(() => {
+    if (settled || view !== 'timeline') firstContentShown();
+  }, [settled, view]);
 
   useEffect(() => {
     if (session) document.title = `${session.studioTitle || session.sessionId} · Agent Studio`;
@@ -72,6 +79,7 @@ export function SessionScreen({
             restoreHref={restoreHrefOf}
             renderToolCall={renderToolCall}
             renderQuestion={renderQuestion}
+            onShown={firstContentShownAfterPaint}
             toolbarStart={<SessionSearch sessionId={sessionId} eventHref={hrefOf} />}
           />
         </>

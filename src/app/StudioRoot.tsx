@@ -1,35 +1,24 @@
 import { Suspense, useCallback, useEffect, useState } from 'react';
-import { makeStudioClient, type StudioClient } from '../graphql/client.ts';
-import { makeConnectionStore, type ConnectionStore } from '../graphql/connectionStore.ts';
-import { makeStudioHttp, type StudioHttp } from '../graphql/studioHttp.ts';
-import { queryClientOf } from '../graphql/StudioHttpProvider.tsx';
 import { App } from './App.tsx';
 import {
-  bootstrap,
-  forgetToken,
   locationHasToken,
   rememberToken,
   takeTokenFromLocation,
   type BootProblem,
 } from './bootstrap.ts';
-import { shareTokenWithNewTabs } from './tokenHandoff.ts';
 import { BootProblemPage } from './lazyRoutes.tsx';
+import { startStudio, takeEarlyStart, type StudioParts } from './startStudio.ts';
 import { StudioProviders } from './StudioProviders.tsx';
 
 type Phase =
   | { kind: 'booting' }
   | { kind: 'problem'; problem: BootProblem }
-  | {
-      kind: 'ready';
-      studio: StudioClient;
-      connection: ConnectionStore;
-      http: StudioHttp;
-      token: string;
-    };
+  | ({ kind: 'ready' } & StudioParts);
 
 /**
- * Boots (token, config, token check), then provides the one urql Client, the QueryClient and
- * the HTTP client for /healthz and /api/blobs (same endpoint origin, same token) to the app.
+ * Boots (token, config, token check; `startStudio`), then provides the one urql Client, the
+ * QueryClient and the HTTP client for /healthz and /api/blobs (same endpoint origin, same
+ * token) to the app. The first boot is the one main.tsx started before React rendered.
  */
 export function StudioRoot() {
   const [phase, setPhase] = useState<Phase>({ kind: 'booting' });
@@ -37,37 +26,21 @@ export function StudioRoot() {
 
   useEffect(() => {
     let cancelled = false;
-    let studio: StudioClient | null = null;
-    let http: StudioHttp | null = null;
-    let stopSharing: (() => void) | null = null;
-    void bootstrap().then((result) => {
+    const start = (attempt === 0 ? takeEarlyStart() : null) ?? startStudio();
+    start.onRejected(() => {
+      if (!cancelled) setPhase({ kind: 'problem', problem: { kind: 'rejectedToken' } });
+    });
+    void start.outcome.then((result) => {
       if (cancelled) return;
-      if (!result.ok) {
-        setPhase({ kind: 'problem', problem: result.problem });
-        return;
-      }
-      const connection = makeConnectionStore();
-      studio = makeStudioClient({
-        endpoint: result.endpoint,
-        token: result.token,
-        onConnection: (status, detail) => connection.set({ status, detail }),
-        onUnauthorized: () => {
-          stopSharing?.();
-          forgetToken();
-          void studio?.dispose();
-          setPhase({ kind: 'problem', problem: { kind: 'rejectedToken' } });
-        },
-      });
-      http = makeStudioHttp({ endpoint: result.endpoint, token: result.token });
-      // The server accepted this token: new tabs of this origin may ask for it.
-      stopSharing = shareTokenWithNewTabs(result.token);
-      setPhase({ kind: 'ready', studio, connection, http, token: result.token });
+      setPhase(
+        result.ok
+          ? { kind: 'ready', ...result.parts }
+          : { kind: 'problem', problem: result.problem },
+      );
     });
     return () => {
       cancelled = true;
-      stopSharing?.();
-      void studio?.dispose();
-      if (http) queryClientOf(http)?.clear();
+      start.dispose();
     };
   }, [attempt]);
 

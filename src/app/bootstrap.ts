@@ -119,30 +119,46 @@ export async function checkToken(
   }
 }
 
-/** Runs the whole boot sequence. */
-export async function bootstrap(
+/** What boot knows before it asks the server anything: the endpoint and this tab's token. */
+export type PreparedBoot =
+  { ok: true; endpoint: string; token: string } | { ok: false; problem: BootProblem };
+
+/**
+ * The first half of boot: the token (address bar, sessionStorage or an open tab) and the
+ * endpoint from the deploy config. Nothing is sent with the token before the config has named
+ * the endpoint, so a token is never sent to a host the config did not name.
+ */
+export async function prepareBoot(
   win: Window = window,
   fetchImpl: typeof fetch = fetch,
   askOtherTabs: () => Promise<string | null> = askOpenTabsForToken,
-): Promise<BootResult> {
+): Promise<PreparedBoot> {
   let token = takeTokenFromLocation(win);
+  // The config is read while an open tab is asked for its token: neither needs the other.
+  const endpoint = loadEndpoint(fetchImpl, win.location.origin).then(
+    (url) => ({ ok: true as const, url }),
+    (error: unknown) => ({
+      ok: false as const,
+      detail: error instanceof Error ? error.message : String(error),
+    }),
+  );
   if (!token) {
     token = await askOtherTabs();
     if (token) rememberToken(token, win);
   }
-  let endpoint: string;
-  try {
-    endpoint = await loadEndpoint(fetchImpl, win.location.origin);
-  } catch (error) {
-    return {
-      ok: false,
-      problem: {
-        kind: 'badConfig',
-        detail: error instanceof Error ? error.message : String(error),
-      },
-    };
-  }
+  const config = await endpoint;
+  if (!config.ok) return { ok: false, problem: { kind: 'badConfig', detail: config.detail } };
   if (!token) return { ok: false, problem: { kind: 'missingToken' } };
+  return { ok: true, endpoint: config.url, token };
+}
+
+/** The second half of boot: the server's answer to the token, as a result. */
+export async function checkBootToken(
+  prepared: { endpoint: string; token: string },
+  win: Window = window,
+  fetchImpl: typeof fetch = fetch,
+): Promise<BootResult> {
+  const { endpoint, token } = prepared;
   const check = await checkToken(endpoint, token, fetchImpl);
   if (check === 'rejected') {
     forgetToken(win);
@@ -151,4 +167,15 @@ export async function bootstrap(
   if (check !== 'ok')
     return { ok: false, problem: { kind: 'unreachable', endpoint, detail: check.unreachable } };
   return { ok: true, endpoint, token };
+}
+
+/** Runs the whole boot sequence. */
+export async function bootstrap(
+  win: Window = window,
+  fetchImpl: typeof fetch = fetch,
+  askOtherTabs: () => Promise<string | null> = askOpenTabsForToken,
+): Promise<BootResult> {
+  const prepared = await prepareBoot(win, fetchImpl, askOtherTabs);
+  if (!prepared.ok) return prepared;
+  return checkBootToken(prepared, win, fetchImpl);
 }

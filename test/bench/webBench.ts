@@ -48,7 +48,7 @@ import type { StudioServer } from '../../server/app.ts';
 import type { EventDraft, StoredEvent } from '../../server/engine/eventDrafts.ts';
 import { BENCH_PROJECT_ID, ServerBenchSource, benchDrafts } from './serverBenchDrafts.ts';
 import { CHROMIUM, ROOT } from '../e2e/harness.ts';
-import { webBenchInitScript, webDrain, webWaitForVisible } from './webBenchPage.ts';
+import { webBenchInitScript, webDrain, webLongTasks, webWaitForVisible } from './webBenchPage.ts';
 import { RAW_PAGE_PATH, rawPageHtml } from './webBenchRaw.ts';
 import { mixDrafts, type StreamMix } from './webBenchMixes.ts';
 import { WebBenchRecorder } from './webBenchTrace.ts';
@@ -183,7 +183,9 @@ interface OpenPage {
 
 async function openPage(browser: Browser, token: string, url: string, client: Client) {
   const context = await browser.newContext({ viewport: VIEWPORT });
-  await context.addInitScript(webBenchInitScript(token));
+  await context.addInitScript(
+    webBenchInitScript(token, { longTasks: process.env.BENCH_OPEN_TIMELINE === '1' }),
+  );
   const page = await context.newPage();
   const errors: string[] = [];
   const requests = new Map<string, number>();
@@ -283,7 +285,12 @@ async function measureOpen(
         target.searchParams.get('operationName') ??
         /^\s*(?:query|mutation)\s+(\w+)/.exec(query)?.[1] ??
         target.pathname;
-      timeline.push(`${name} ${(sent.get(request) ?? 0) - started}→${Date.now() - started}`);
+      // The browser's own timing: Playwright's events reach this process late when it is busy.
+      const timing = request.timing();
+      const from = timing.startTime > 0 ? timing.startTime : (sent.get(request) ?? 0);
+      const to = timing.responseEnd >= 0 ? timing.startTime + timing.responseEnd : Date.now();
+      const first = timing.responseStart >= 0 ? `(${Math.round(timing.responseStart)})` : '';
+      timeline.push(`${name} ${Math.round(from - started)}→${Math.round(to - started)}${first}`);
     });
     open.page.on('websocket', () => timeline.push(`ws open ${Date.now() - started}`));
   }
@@ -307,10 +314,16 @@ async function measureOpen(
     const sample = await webDrain(open.page);
     const ms = paintedAt(sample.newest, lastSeq)! - started;
     await recorder?.stopAndPrint(`the studio opening ${fmt(lastSeq)} events`);
-    if (timeline.length)
+    if (timeline.length) {
       console.log(
         `    ${client} requests (ms after navigation, painted at ${ms}): ${timeline.join(', ')}`,
       );
+      const tasks = await webLongTasks(open.page);
+      const spans: string[] = [];
+      for (let i = 0; i < tasks.length; i += 2)
+        if (tasks[i]! - started <= ms) spans.push(`${tasks[i]! - started}+${tasks[i + 1]}`);
+      console.log(`    ${client} long tasks until then (start+duration ms): ${spans.join(', ')}`);
+    }
     await sleep(500);
     if (client === 'studio' && process.env.BENCH_OPEN_ROWS === '1')
       console.log(
@@ -672,6 +685,14 @@ function bundlePhase(): void {
     raw += body.length;
     gz += z;
     rows.push([file, fmt(body.length / 1024, 1), fmt(z / 1024, 1)]);
+  }
+  // The inline script (the early config request and a session route's modulepreloads).
+  for (const [index, m] of [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].entries()) {
+    const body = Buffer.from(m[1]!);
+    const z = gzipSync(body, { level: 9 }).length;
+    raw += body.length;
+    gz += z;
+    rows.push([`inline script ${index + 1}`, fmt(body.length / 1024, 1), fmt(z / 1024, 1)]);
   }
   table(
     'initial JavaScript (dist/index.html scripts and modulepreloads)',

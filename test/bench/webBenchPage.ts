@@ -19,9 +19,16 @@ import type { Page } from 'playwright-core';
 export const WEB_TOKEN_KEY = 'agent-studio:token';
 
 /** The init script: the token into sessionStorage (never into a URL), then the frame loop. */
-export function webBenchInitScript(token: string): string {
+export function webBenchInitScript(token: string, options: { longTasks?: boolean } = {}): string {
   return `(() => {
   try { sessionStorage.setItem(${JSON.stringify(WEB_TOKEN_KEY)}, ${JSON.stringify(token)}); } catch {}
+  const longTasks = [];
+  if (${options.longTasks ? 'true' : 'false'} && typeof PerformanceObserver === 'function') {
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries())
+        longTasks.push(Math.round(performance.timeOrigin + entry.startTime), Math.round(entry.duration));
+    }).observe({ type: 'longtask', buffered: true });
+  }
   const state = {
     frames: [],
     fresh: [],
@@ -72,6 +79,7 @@ export function webBenchInitScript(token: string): string {
   };
   requestAnimationFrame(loop);
   window.__webBench = {
+    longTasks: () => longTasks,
     maxVisible: () => state.maxVisible,
     following: () => state.following,
     drain: () => {
@@ -110,6 +118,11 @@ export interface WebPageSample {
 
 export async function webDrain(page: Page): Promise<WebPageSample> {
   return page.evaluate<WebPageSample>('window.__webBench.drain()');
+}
+
+/** The page's long tasks so far (BENCH_OPEN_TIMELINE): [wall ms at start, duration ms, …]. */
+export async function webLongTasks(page: Page): Promise<number[]> {
+  return page.evaluate<number[]>('window.__webBench.longTasks()');
 }
 
 export async function webMaxVisible(page: Page): Promise<number> {

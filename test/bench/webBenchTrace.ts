@@ -257,6 +257,41 @@ async function printProfile(label: string, profile: Profile, staticDir: string):
     24,
   ))
     console.log(`    ${ms(us)} ms  ${name}`);
+  const slice = Number(process.env.BENCH_PROFILE_SLICES ?? 0);
+  if (slice > 0) {
+    // Time order (BENCH_PROFILE_SLICES=ms): per window from the profile's start, busy time and
+    // the src/ functions (else packages) the window's samples were in, most inclusive time first.
+    console.log(`    busy per ${slice} ms from the start, and where (inclusive):`);
+    const windows = new Map<number, { busy: number; where: Map<string, number> }>();
+    let at = 0;
+    for (let i = 0; i < profile.samples.length; i += 1) {
+      at += profile.timeDeltas[i] ?? 0;
+      const id = profile.samples[i]!;
+      const leaf = key(id);
+      if (leaf === '(idle)') continue;
+      const us = profile.timeDeltas[i] ?? 0;
+      const w = Math.floor(at / 1000 / slice);
+      let win = windows.get(w);
+      if (!win) windows.set(w, (win = { busy: 0, where: new Map() }));
+      win.busy += us;
+      const seen = new Set<string>();
+      let named = false;
+      for (let n: number | undefined = id; n !== undefined; n = parent.get(n)) {
+        const k = key(n);
+        if (!/\ssrc\//.test(k) || seen.has(k)) continue;
+        seen.add(k);
+        named = true;
+        win.where.set(k, (win.where.get(k) ?? 0) + us);
+      }
+      if (!named) win.where.set(leaf, (win.where.get(leaf) ?? 0) + us);
+    }
+    for (const [w, win] of [...windows.entries()].sort((a, b) => a[0] - b[0])) {
+      const where = top(win.where, 4)
+        .map(([name, us]) => `${name.replace(/ (src|node_modules)\//, ' ')} ${ms(us).trim()}`)
+        .join('; ');
+      console.log(`    +${String(w * slice).padStart(5)}  ${ms(win.busy)}  ${where}`);
+    }
+  }
   const out = process.env.BENCH_PROFILE_OUT;
   if (out) {
     writeFileSync(out, JSON.stringify(profile));

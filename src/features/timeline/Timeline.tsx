@@ -24,7 +24,7 @@ import {
   NO_FILTER,
   type TimelineFilter,
 } from './filters.ts';
-import { useEventPages, type PagesSnapshot } from './eventPageStore.ts';
+import { newestPageOf, useEventPages, type PagesSnapshot } from './eventPageStore.ts';
 import { pagesInRange, pagesToRelease } from './pagesToRelease.ts';
 import { TimelineToolbar } from './TimelineToolbar.tsx';
 import { HistoryScrubber } from './HistoryScrubber.tsx';
@@ -44,6 +44,11 @@ export interface TimelineProps extends RowRenderers {
   toolbarStart?: ReactNode;
   /** The history scrubber's "Restore the project to here" (absent: no scrubber). */
   restoreHref?: (checkpointId: string) => string;
+  /**
+   * Called once, after the first commit that shows the newest page's events (or that the
+   * session has none, or why they could not load): the app renders the rest of its shell then.
+   */
+  onShown?: () => void;
 }
 
 /** Pixels a not-yet-loaded event is assumed to take (gap rows keep the scrollbar honest). */
@@ -197,9 +202,7 @@ export function Timeline(props: TimelineProps) {
   // session's lastEventSeq (studioSessionUpdates) runs ahead of the stream; following it made
   // the timeline ask for the next page before the stream reached it, a request to the server
   // per page during which the newest rows waited (ARCHITECTURE.md, "Why this shape").
-  const newestPage = pageOfSeq(
-    (BigInt(loadedSeq === '0' ? lastEventSeq : loadedSeq) + 1n).toString(),
-  );
+  const newestPage = newestPageOf(loadedSeq === '0' ? lastEventSeq : loadedSeq);
 
   useEffect(() => store.want(newestPage), [store, newestPage]);
   useEffect(() => {
@@ -520,6 +523,14 @@ export function Timeline(props: TimelineProps) {
   }, [focusSeq, scrubbed, shown, virtualizer, settle, command, setFollowing]);
 
   const newestLoaded = snapshot.pages.get(newestPage);
+  const newestSettled = !!newestLoaded?.events || !!newestLoaded?.error;
+  const { onShown } = props;
+  const shownOnce = useRef(false);
+  useEffect(() => {
+    if (!newestSettled || shownOnce.current) return;
+    shownOnce.current = true;
+    onShown?.();
+  }, [newestSettled, onShown]);
   const onSeek = useCallback(
     (seq: string | null) => {
       setScrubSeq(seq === null ? null : { sessionId, seq });

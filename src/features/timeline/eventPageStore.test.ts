@@ -10,7 +10,12 @@ import {
   SESSION_ID,
 } from '../../test/fixtures.ts';
 import { makeTestClient, type TestClient } from '../../test/testClient.ts';
-import { EventPageStore, type ScheduleFn } from './eventPageStore.ts';
+import {
+  EventPageStore,
+  newestPageOf,
+  prefetchEventPages,
+  type ScheduleFn,
+} from './eventPageStore.ts';
 
 /** A frame scheduler the test runs by hand. */
 function manualFrames() {
@@ -41,9 +46,10 @@ const PAGES: Record<number, StudioEvent[]> = {
 const range = (from: number, through: number) =>
   Array.from({ length: through - from + 1 }, (_, i) => String(from + i));
 
-function setup() {
-  const test = makeTestClient((operation) => {
+function setup(answer: (page: number) => Promise<void> | void = () => undefined) {
+  const test = makeTestClient(async (operation) => {
     const page = Number((operation.variables as { page?: string }).page ?? 0);
+    await answer(page);
     return { data: { studioEventPage: eventPage(page, PAGES[page] ?? []) } };
   });
   const frames = manualFrames();
@@ -164,5 +170,39 @@ describe('EventPageStore', () => {
     await loaded(store, ['0']);
     expect(pageQueries(test, '0')).toBe(1);
     live.stop();
+  });
+
+  it('joins a prefetch still in flight: the page is fetched once', async () => {
+    let answer = () => undefined as void;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    const { test, store } = setup(() => answered);
+    const release = prefetchEventPages(test.client, SESSION_ID, ['3']);
+    await vi.waitFor(() => expect(pageQueries(test, '3')).toBe(1));
+    store.want('3');
+    answer();
+    await loaded(store, ['3']);
+    expect(seqsOf(store, '3')).toEqual(range(P3, P3 + 1));
+    expect(pageQueries(test, '3')).toBe(1);
+    release();
+  });
+
+  it('reads a page a prefetch brought from the cache, without asking again', async () => {
+    const { test, store } = setup();
+    prefetchEventPages(test.client, SESSION_ID, ['2']);
+    await vi.waitFor(() => expect(pageQueries(test, '2')).toBe(1));
+    // The prefetch's result is in Graphcache before the store asks.
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    store.want('2');
+    await loaded(store, ['2']);
+    expect(seqsOf(store, '2')?.length).toBe(PAGE_SIZE);
+    expect(pageQueries(test, '2')).toBe(1);
+  });
+
+  it('starts the timeline at the page after the last event', () => {
+    expect(newestPageOf('0')).toBe('0');
+    expect(newestPageOf(String(PAGE_SIZE - 1))).toBe('0');
+    // A full page: the next event opens the next page, which the timeline shows first.
+    expect(newestPageOf(String(PAGE_SIZE))).toBe('1');
+    expect(newestPageOf(String(3 * PAGE_SIZE + 2))).toBe('3');
   });
 });

@@ -2,7 +2,7 @@ import type { Client } from '@urql/core';
 import { useEffect, useState, useSyncExternalStore } from 'react';
 import { useClient } from 'urql';
 import { holdEventPages } from '../../graphql/cache.ts';
-import { EventPageQuery, PAGE_SIZE } from '../../graphql/eventDocuments.ts';
+import { EventPageQuery, pageOfSeq, PAGE_SIZE } from '../../graphql/eventDocuments.ts';
 import type { StudioEvent } from '../../graphql/eventFragments.ts';
 import { nextFrame, type ScheduleFn } from '../../graphql/frame.ts';
 
@@ -21,6 +21,78 @@ export interface PagesSnapshot {
 export { nextFrame, type ScheduleFn } from '../../graphql/frame.ts';
 
 const LOADING: PageState = { events: null, fetching: true, error: null };
+
+/**
+ * The page a session's next event lands in, which a timeline opens first while nothing of the
+ * session is loaded (from the session's lastEventSeq).
+ */
+export function newestPageOf(lastEventSeq: string): string {
+  return pageOfSeq((BigInt(lastEventSeq) + 1n).toString());
+}
+
+/** The page query a store makes for one page: prefetches make exactly this one. */
+function pageQuery(client: Client, sessionId: string, page: string) {
+  return client.query(
+    EventPageQuery,
+    { sessionId, page, size: PAGE_SIZE },
+    { requestPolicy: 'cache-first' },
+  );
+}
+
+/** How long a prefetched page is held for a timeline that has not opened it yet. */
+export const PREFETCH_HOLD_MS = 30_000;
+
+/** Prefetched page queries not yet opened by a store: by client, session, then page. */
+const prefetched = new WeakMap<Client, Map<string, Map<string, { unsubscribe(): void }>>>();
+
+function prefetchesOf(client: Client, sessionId: string) {
+  let sessions = prefetched.get(client);
+  if (!sessions) prefetched.set(client, (sessions = new Map()));
+  let pages = sessions.get(sessionId);
+  if (!pages) sessions.set(sessionId, (pages = new Map()));
+  return pages;
+}
+
+function dropPrefetch(client: Client, sessionId: string, page: string): void {
+  const sessions = prefetched.get(client);
+  const pages = sessions?.get(sessionId);
+  const held = pages?.get(page);
+  if (!sessions || !pages || !held) return;
+  pages.delete(page);
+  if (pages.size === 0) sessions.delete(sessionId);
+  held.unsubscribe();
+}
+
+/**
+ * Starts the page queries a timeline of this session will make first, before it mounts (the app
+ * calls this as soon as the session's lastEventSeq is known): the same document, variables and
+ * policy as the store's own, so urql shares the operation and Graphcache holds the result; the
+ * store's query joins the one in flight, or reads the cached page, and each page is fetched
+ * once. Each prefetch is held until a store opens its page, at most PREFETCH_HOLD_MS; the
+ * returned function lets go of those not opened yet.
+ */
+export function prefetchEventPages(
+  client: Client,
+  sessionId: string,
+  pages: readonly string[],
+): () => void {
+  const mine = prefetchesOf(client, sessionId);
+  const started: string[] = [];
+  for (const page of pages) {
+    if (mine.has(page)) continue;
+    mine.set(
+      page,
+      pageQuery(client, sessionId, page).subscribe(() => undefined),
+    );
+    started.push(page);
+  }
+  const release = () => {
+    clearTimeout(timer);
+    for (const page of started) dropPrefetch(client, sessionId, page);
+  };
+  const timer = setTimeout(release, PREFETCH_HOLD_MS);
+  return release;
+}
 
 /**
  * The pages of one session that the timeline has asked for, each a live cache-first
@@ -111,21 +183,17 @@ export class EventPageStore {
 
   private open(page: string): void {
     if (this.subscriptions.has(page)) return;
-    const subscription = this.client
-      .query(
-        EventPageQuery,
-        { sessionId: this.sessionId, page, size: PAGE_SIZE },
-        { requestPolicy: 'cache-first' },
-      )
-      .subscribe((result) => {
-        const events = result.data?.studioEventPage.events ?? null;
-        this.write(page, {
-          events: events ?? this.current(page)?.events ?? null,
-          fetching: !result.data && !result.error,
-          error: result.error ? result.error.message : null,
-        });
+    const subscription = pageQuery(this.client, this.sessionId, page).subscribe((result) => {
+      const events = result.data?.studioEventPage.events ?? null;
+      this.write(page, {
+        events: events ?? this.current(page)?.events ?? null,
+        fetching: !result.data && !result.error,
+        error: result.error ? result.error.message : null,
       });
+    });
     this.subscriptions.set(page, subscription);
+    // This query now holds the operation a prefetch started (or its cached result).
+    dropPrefetch(this.client, this.sessionId, page);
   }
 
   private current(page: string): PageState | undefined {
