@@ -12,6 +12,7 @@ import {
   tempName,
   writeFileDurably,
 } from './durableFs.ts';
+import { FolderWatcher, type WatchDistrust } from './folderWatcher.ts';
 import type { CapturePatterns } from './ignoreRules.ts';
 import {
   DIGEST,
@@ -84,6 +85,21 @@ export interface RestorePlan {
    * the project ignores standing where the checkpoint has one.
    */
   notRestorable: { path: string; reason: string }[];
+}
+
+/** How the workspace's last scan went (the checkpoint bench prints it; tests check it). */
+export interface ScanReport {
+  /** `WATCHER`: only paths the folder watcher named were stat'ed; `FULL`: every file was. */
+  path: 'WATCHER' | 'FULL';
+  /** Why it was a full scan (null for `WATCHER`). */
+  distrust: WatchDistrust | null;
+  /** Time waiting for the watcher's cookie (ms; 0 without one). */
+  syncMs: number;
+  /** Time walking the tree (ms): stats, listings, reading changed files. */
+  walkMs: number;
+  filesStatted: number;
+  filesRead: number;
+  dirsListed: number;
 }
 
 export interface ProjectWorkspaceOptions {
@@ -173,6 +189,9 @@ export class ProjectWorkspace {
   /** The last manifest a snapshot stored whole: the next ones are stored as deltas against it. */
   private deltaBase: DeltaBase | null = null;
   private verifiedDirs = new Set<string>();
+  private watcher: FolderWatcher | null = null;
+  /** How the last scan went (null before the first). */
+  lastScan: ScanReport | null = null;
 
   constructor(opts: ProjectWorkspaceOptions) {
     if (!PROJECT_ID.test(opts.projectId))
@@ -207,6 +226,63 @@ export class ProjectWorkspace {
       fs.mkdirSync(dirname(abs), { recursive: true });
       fs.writeFileSync(abs, content);
     }
+  }
+
+  /**
+   * Starts watching the folder (folderWatcher.ts): from the first full scan on, the `synced*`
+   * methods re-stat only the paths events named, when the watcher can be trusted (see
+   * docs/ARCHITECTURE.md). False when the folder cannot be watched (every scan stays a full
+   * one). The cookies it writes to know it is up to date go to `<journalDir>.cookies`, in the
+   * data dir. Release it with `close()`.
+   */
+  startWatching(): boolean {
+    this.watcher ??= new FolderWatcher(this.root, `${this.journalDir}.cookies`, this.faultInjector);
+    return this.watcher.status !== 'watch failed';
+  }
+
+  /** Releases the folder watcher (scans after this are full ones, as without a watcher). */
+  close(): void {
+    this.watcher?.close();
+    this.watcher = null;
+  }
+
+  /** Null while the watcher can be trusted (after a sync), else why not (tests, the bench). */
+  get watchStatus(): WatchDistrust | null {
+    return this.watcher ? this.watcher.status : 'not watching';
+  }
+
+  /** How many directories the watcher watches (0 without one). */
+  get watchedDirs(): number {
+    return this.watcher?.watchCount ?? 0;
+  }
+
+  /**
+   * `snapshot()` after making sure the folder watcher has seen every change made before the
+   * call (its cookie came back), so the scan re-stats only what events named; a full scan,
+   * exactly as `snapshot()`, whenever the watcher cannot be trusted.
+   */
+  async syncedSnapshot(): Promise<WorkspaceState> {
+    const synced = await this.syncWatcher();
+    return this.guard(() => {
+      const state = this.scanFolder(false, true, synced);
+      this.store.flush();
+      return state;
+    });
+  }
+
+  /** `state()` the way `syncedSnapshot` is `snapshot()`. */
+  async syncedState(): Promise<WorkspaceState> {
+    const synced = await this.syncWatcher();
+    return this.guard(() => this.scanFolder(false, false, synced));
+  }
+
+  /** True when the watcher is trusted and its cookie came back (every earlier change is seen). */
+  private async syncWatcher(): Promise<{ ms: number } | null> {
+    const watcher = this.watcher;
+    if (!watcher || watcher.status !== null) return null;
+    const started = performance.now();
+    const ok = await watcher.sync();
+    return ok ? { ms: performance.now() - started } : null;
   }
 
   /** The per-file cap of this project's checkpoints (bytes). */
@@ -601,7 +677,7 @@ export class ProjectWorkspace {
    */
   private scanList(allowMissing: boolean): ManifestFile[] {
     if (!this.rootIsDirectory(allowMissing)) return [];
-    const { files } = this.scanner.scan({});
+    const { files } = this.watchedScan({}, null);
     checkedManifests.set(files, files);
     return markSorted(files);
   }
@@ -619,10 +695,44 @@ export class ProjectWorkspace {
     return true;
   }
 
-  private scanFolder(allowMissing: boolean, storeContent: boolean): WorkspaceState {
+  /**
+   * One scan through the watcher when there is one (`synced`: its cookie came back since the
+   * caller was asked), recorded in `lastScan`.
+   */
+  private watchedScan(
+    hooks: Parameters<TreeScanner['scan']>[0],
+    synced: { ms: number } | null,
+  ): ReturnType<TreeScanner['scan']> {
+    const watch = this.watcher?.begin(synced !== null) ?? null;
+    const started = performance.now();
+    let result: ReturnType<TreeScanner['scan']>;
+    try {
+      result = this.scanner.scan(hooks, watch);
+    } catch (err) {
+      watch?.end(false);
+      throw err;
+    }
+    const distrust = result.distrust === undefined ? 'not watching' : result.distrust;
+    this.lastScan = {
+      path: distrust === null ? 'WATCHER' : 'FULL',
+      distrust,
+      syncMs: synced?.ms ?? 0,
+      walkMs: performance.now() - started,
+      filesStatted: result.filesStatted,
+      filesRead: result.filesRead,
+      dirsListed: result.dirsListed,
+    };
+    return result;
+  }
+
+  private scanFolder(
+    allowMissing: boolean,
+    storeContent: boolean,
+    synced: { ms: number } | null = null,
+  ): WorkspaceState {
     if (!this.rootIsDirectory(allowMissing)) return stateOf([]);
     const store = this.store;
-    const result = this.scanner.scan(
+    const result = this.watchedScan(
       storeContent
         ? {
             onContent: (file, bytes) => store.putHashed(file.contentHash, bytes),
@@ -630,6 +740,7 @@ export class ProjectWorkspace {
             storedMark: store.removals,
           }
         : {},
+      synced,
     );
     const text = '{"files":[' + result.canonical.join(',') + ']}';
     const contentHash = sha256Digest(text);

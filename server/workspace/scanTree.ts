@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { TEMP_PREFIX } from './durableFs.ts';
+import type { WatchScan } from './folderWatcher.ts';
 import {
   appendStatCacheLog,
   readStatCache,
@@ -63,6 +64,11 @@ interface DirListing {
   hasStudioIgnore: boolean;
   layersKey: string;
   children: readonly DirChild[];
+  /**
+   * Listed within 1 s of its mtime: a scan that checks stats does not trust it (its mtime may
+   * not have ticked since), but one that trusts the watcher does (events say what changed).
+   */
+  racy: boolean;
 }
 
 export interface ScanOptions {
@@ -85,6 +91,10 @@ export interface ScanResult {
   filesRead: number;
   /** How many directories were listed (listing cache misses). */
   dirsListed: number;
+  /** How many files and links were lstat'ed (with a trusted watcher, only those events named). */
+  filesStatted: number;
+  /** Why the watcher's dirty paths were not used (null: they were; undefined: no watcher). */
+  distrust?: WatchScan['distrust'];
 }
 
 /**
@@ -266,15 +276,24 @@ export class TreeScanner {
    * the caller can store them). `bytes` is valid only during the call (the buffer is reused for
    * the next file): store or copy it there. Throws `PATH_INVALID` for a name no manifest can hold.
    */
-  scan(hooks: {
-    onContent?: (file: ManifestFile, bytes: Buffer) => void;
-    needsContent?: (file: ManifestFile) => boolean;
+  scan(
+    hooks: {
+      onContent?: (file: ManifestFile, bytes: Buffer) => void;
+      needsContent?: (file: ManifestFile) => boolean;
+      /**
+       * A number that changes whenever stored content may have gone (the store's `removals`):
+       * while it is the one an entry was last checked under, `needsContent` is not asked again.
+       */
+      storedMark?: number;
+    },
     /**
-     * A number that changes whenever stored content may have gone (the store's `removals`):
-     * while it is the one an entry was last checked under, `needsContent` is not asked again.
+     * The folder watcher's view for this scan (folderWatcher.ts): with dirty paths, only those
+     * (and directories new to the watcher) are stat'ed, the rest is what the last scan saw;
+     * without, every directory walked is watched before it is listed, so the next scan can
+     * trust it.
      */
-    storedMark?: number;
-  }): ScanResult {
+    watch: WatchScan | null = null,
+  ): ScanResult {
     const startedAt = Date.now();
     const identity = this.options.cacheFile ? this.identity() : null;
     this.loadPersisted(identity);
@@ -292,6 +311,15 @@ export class TreeScanner {
     const canonical: string[] = [];
     let filesRead = 0;
     let dirsListed = 0;
+    let filesStatted = 0;
+    const dirty = watch?.dirty ?? null;
+    /** Directories an event named an entry of (their listing is checked by its stat). */
+    const dirtyParents = new Set<string>();
+    if (dirty)
+      for (const rel of dirty) {
+        const at = rel.lastIndexOf('/');
+        dirtyParents.add(at < 0 ? '' : rel.slice(0, at));
+      }
     const rootLayers: IgnoreLayer[] = [];
     const exclude = this.ignoreFiles.layerFor(join(this.root, GIT_DIR, 'info', 'exclude'), '');
     if (exclude) rootLayers.push(exclude);
@@ -336,20 +364,23 @@ export class TreeScanner {
 
     const nextDirs = new Map<string, DirListing>();
     /** The captured entries of a directory, in walk order: from the listing cache while it holds. */
+    /** `dirSt` null: the watcher says the directory's names are unchanged (a listing is held). */
     const listing = (
       absDir: string,
       relDir: string,
-      dirSt: fs.Stats,
+      dirSt: fs.Stats | null,
       inherited: IgnoreLayer[],
     ): { children: readonly DirChild[]; layers: IgnoreLayer[] } => {
       let held = this.dirs.get(relDir);
       if (
         held &&
-        !(
-          held.mtimeMs === dirSt.mtimeMs &&
-          held.ctimeMs === dirSt.ctimeMs &&
-          held.ino === dirSt.ino
-        )
+        dirSt &&
+        (held.racy ||
+          !(
+            held.mtimeMs === dirSt.mtimeMs &&
+            held.ctimeMs === dirSt.ctimeMs &&
+            held.ino === dirSt.ino
+          ))
       )
         held = undefined;
       let entries: fs.Dirent[] | null = null;
@@ -393,31 +424,71 @@ export class TreeScanner {
         if (isIgnored(layers, rel, dir)) continue;
         children.push({ rel, abs: join(absDir, name), dir });
       }
-      // As for files: a directory changed within 1 s may change again within its mtime's tick.
-      if (startedAt - dirSt.mtimeMs > 1000)
-        nextDirs.set(relDir, {
-          mtimeMs: dirSt.mtimeMs,
-          ctimeMs: dirSt.ctimeMs,
-          ino: dirSt.ino,
-          hasGitignore,
-          hasStudioIgnore,
-          layersKey,
-          children,
-        });
+      // As for files: a directory changed within 1 s may change again within its mtime's tick,
+      // so a scan that checks stats lists it again (one that trusts the watcher need not).
+      const stat = dirSt ?? held!;
+      nextDirs.set(relDir, {
+        mtimeMs: stat.mtimeMs,
+        ctimeMs: stat.ctimeMs,
+        ino: stat.ino,
+        hasGitignore,
+        hasStudioIgnore,
+        layersKey,
+        children,
+        racy: dirSt ? !(startedAt - dirSt.mtimeMs > 1000) : held!.racy,
+      });
       return { children, layers };
     };
 
-    const visit = (absDir: string, relDir: string, inherited: IgnoreLayer[]): void => {
-      // The root may be a link to the folder; below it, links are never followed.
-      const dirSt = relDir === '' ? fs.statSync(absDir) : fs.lstatSync(absDir);
-      // Swapped for a link or a file since its parent was listed: nothing to walk through.
-      if (!dirSt.isDirectory()) return;
+    /**
+     * `fast`: the watcher is trusted here, so entries no event named are taken as the last scan
+     * saw them; `force`: an event named this directory itself (created, moved in, replaced), so
+     * its watches are replaced and it is walked whole.
+     */
+    const visit = (
+      absDir: string,
+      relDir: string,
+      inherited: IgnoreLayer[],
+      fast: boolean,
+      force: boolean,
+    ): void => {
+      let dirSt: fs.Stats | null = null;
+      // Untouched since the last scan (no event named an entry of it): its listing holds.
+      const untouched =
+        fast &&
+        relDir !== '' &&
+        !dirtyParents.has(relDir) &&
+        this.dirs.has(relDir) &&
+        watch!.has(relDir);
+      if (!untouched) {
+        // The root may be a link to the folder; below it, links are never followed.
+        dirSt = relDir === '' ? fs.statSync(absDir) : fs.lstatSync(absDir);
+        // Swapped for a link or a file since its parent was listed: nothing to walk through.
+        if (!dirSt.isDirectory()) return;
+        // Watched before it is listed, so no change after the listing goes unseen; a new watch
+        // saw nothing before it, so the directory is walked whole.
+        if (watch && watch.ensure(relDir, `${dirSt.dev}:${dirSt.ino}`, force)) fast = false;
+      }
       const { children, layers } = listing(absDir, relDir, dirSt, inherited);
       for (const { rel, abs, dir } of children) {
         if (dir) {
-          visit(abs, rel, layers);
+          const named = fast && dirty!.has(rel);
+          visit(abs, rel, layers, fast && !named, force || named);
           continue;
         }
+        if (fast && !dirty!.has(rel)) {
+          const hit = cache.get(rel);
+          // No event named it since the last scan saw it: unchanged (unless its content must be
+          // checked in the store again, which the stat path below does).
+          if (hit && (!hooks.needsContent || hit.stored === storedMark)) {
+            hit.seen = generation;
+            kept += 1;
+            files.push(hit.file);
+            canonical.push(hit.canonical);
+            continue;
+          }
+        }
+        filesStatted += 1;
         const st = fs.lstatSync(abs);
         // The entry may have changed kind between readdir and lstat.
         if (!st.isFile() && !st.isSymbolicLink()) continue;
@@ -474,13 +545,15 @@ export class TreeScanner {
       }
     };
     try {
-      visit(this.root, '', rootLayers);
+      visit(this.root, '', rootLayers, dirty !== null, false);
     } catch (err) {
       // Entries this scan set or dropped are not all logged: the next write rewrites the file.
       this.onDisk = null;
       this.dirty = true;
+      watch?.end(false);
       throw err;
     }
+    watch?.end(true);
     this.dirs = nextDirs;
     // Every entry left was seen unless some file is gone: then drop what no scan saw.
     if (kept !== cache.size)
@@ -492,7 +565,14 @@ export class TreeScanner {
     if (changed || fresh.length > 0 || dropped.length > 0) this.dirty = true;
     if (this.dirty && identity && this.options.cacheFile)
       this.dirty = !this.persist(this.options.cacheFile, identity, fresh, dropped);
-    return { files, canonical, filesRead, dirsListed };
+    return {
+      files,
+      canonical,
+      filesRead,
+      dirsListed,
+      filesStatted,
+      ...(watch ? { distrust: watch.distrust } : {}),
+    };
   }
 }
 
