@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { canonicalJson } from './canonicalJson.ts';
@@ -742,10 +743,18 @@ export class ProjectWorkspace {
         : {},
       synced,
     );
-    const text = '{"files":[' + result.canonical.join(',') + ']}';
-    const contentHash = sha256Digest(text);
+    // Most scans differ from the last manifest stored whole in a few entries: their text is
+    // hashed as pieces of that one's bytes and their own, never joined into a 3 MB string.
+    const delta = this.deltaBase ? deltaText(this.deltaBase, result.files, result.canonical) : null;
+    let text: string | null = null;
+    let contentHash: string;
+    if (delta) contentHash = delta.hash;
+    else {
+      text = '{"files":[' + result.canonical.join(',') + ']}';
+      contentHash = sha256Digest(text);
+    }
     if (storeContent && !store.has(contentHash))
-      this.storeScannedManifest(contentHash, text, result.files, result.canonical);
+      this.storeScannedManifest(contentHash, text, delta, result.files, result.canonical);
     // A scan's list holds only valid, sorted, unique paths (the walk checks each name).
     checkedManifests.set(result.files, result.files);
     markSorted(result.files);
@@ -762,20 +771,19 @@ export class ProjectWorkspace {
    */
   private storeScannedManifest(
     hash: string,
-    text: string,
+    text: string | null,
+    delta: { pieces: DeltaPiece[]; length: number } | null,
     files: readonly ManifestFile[],
     canonical: readonly string[],
   ): void {
     const base = this.deltaBase;
-    if (base) {
-      const pieces = manifestDelta(base, files, canonical);
-      if (
-        pieces &&
-        this.store.putDelta(hash, Buffer.byteLength(text, 'utf8'), base.hash, base.bytes, pieces)
-      )
-        return;
-    }
-    const bytes = Buffer.from(text, 'utf8');
+    if (
+      base &&
+      delta &&
+      this.store.putDelta(hash, delta.length, base.hash, base.bytes, delta.pieces)
+    )
+      return;
+    const bytes = Buffer.from(text ?? '{"files":[' + canonical.join(',') + ']}', 'utf8');
     this.store.putHashed(hash, bytes);
     const starts = new Float64Array(canonical.length);
     let at = MANIFEST_PREFIX.length;
@@ -1204,6 +1212,33 @@ interface DeltaBase {
 }
 
 const MANIFEST_PREFIX = '{"files":[';
+
+/**
+ * The canonical manifest text of `files` as a delta against `base` (see manifestDelta), with its
+ * sha256 and byte length, or null when it is not small. Its length is checked against the
+ * entries' own (every entry, comma and bracket exactly once), so pieces that lost or doubled an
+ * entry are refused (the caller then joins and hashes the text itself).
+ */
+function deltaText(
+  base: DeltaBase,
+  files: readonly ManifestFile[],
+  canonical: readonly string[],
+): { pieces: DeltaPiece[]; length: number; hash: string } | null {
+  const pieces = manifestDelta(base, files, canonical);
+  if (!pieces) return null;
+  const digest = createHash('sha256');
+  let length = 0;
+  for (const piece of pieces) {
+    const bytes =
+      'copy' in piece ? base.bytes.subarray(piece.copy, piece.copy + piece.length) : piece.bytes;
+    digest.update(bytes);
+    length += bytes.length;
+  }
+  let expected = MANIFEST_PREFIX.length + 2 + Math.max(0, canonical.length - 1);
+  for (const c of canonical) expected += Buffer.byteLength(c, 'utf8');
+  if (length !== expected) return null;
+  return { pieces, length, hash: 'sha256:' + digest.digest('hex') };
+}
 
 /**
  * The canonical text of the sorted manifest `files` as pieces of `base`'s text (the runs of

@@ -254,8 +254,29 @@ describe('folder watcher', () => {
         default:
           fs.rmSync(abs(dir), { recursive: true, force: true });
       }
+      // Interleaved with scans that do not store (and a full one): every snapshot still has all
+      // of its content stored.
+      if (step % 3 === 1) expect((await ws.syncedState()).contentHash).toBe(truth());
+      if (step % 7 === 3) expect(ws.state().contentHash).toBe(truth());
       expect((await checkpoint()).path).toBe('WATCHER');
+      for (const f of ws.scan()) expect(env.store.has(f.contentHash)).toBe(true);
     }
+  });
+
+  it('stores again what a garbage collection removed, and what a scan that stores nothing read', async () => {
+    await watched(BASE);
+    fs.writeFileSync(abs('src/deep/c.ts'), 'read by a state scan first\n');
+    await ws.syncedState();
+    expect(ws.lastScan!.path).toBe('WATCHER');
+    await checkpoint();
+    const c = ws.scan().find((f) => f.path === 'src/deep/c.ts')!;
+    expect(env.store.has(c.contentHash)).toBe(true);
+    // Everything collected: the next snapshot must put every file back, watcher or not.
+    env.store.collectGarbage({ live: new Set(), graceMs: 0, now: Date.now() + 1000 });
+    expect(env.store.has(c.contentHash)).toBe(false);
+    fs.writeFileSync(abs('docs/readme.md'), 'after the collection\n');
+    expect((await checkpoint()).path).toBe('WATCHER');
+    for (const f of ws.scan()) expect(env.store.has(f.contentHash)).toBe(true);
   });
 
   it('a restore through the workspace is seen by the next synced checkpoint', async () => {

@@ -53,8 +53,10 @@ export interface WatchScan {
    * watcher off (full scans from then on) and still answers true.
    */
   ensure(rel: string, id: string | null, force: boolean): boolean;
-  /** True when `rel` has a watch that no event has put in doubt. */
+  /** True when `rel` has a watch that no event has put in doubt (it is kept after the scan). */
   has(rel: string): boolean;
+  /** `has` without keeping the watch. */
+  peek(rel: string): boolean;
   /** Ends the scan: `ok` false (it threw) makes the next scan a full one. */
   end(ok: boolean): void;
 }
@@ -215,6 +217,10 @@ export class FolderWatcher {
         if (!w || w.suspect) return false;
         w.mark = scan;
         return true;
+      },
+      peek: (rel) => {
+        const w = this.watches.get(rel);
+        return w !== undefined && !w.suspect;
       },
       end: (ok) => {
         if (ended || this.off) return;

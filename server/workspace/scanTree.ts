@@ -69,6 +69,15 @@ interface DirListing {
    * not have ticked since), but one that trusts the watcher does (events say what changed).
    */
   racy: boolean;
+  /** The layers it inherits (their ids), so a subtree is reused only under the same rules. */
+  inheritedKey: string;
+  /**
+   * With a watcher: what the last scan that walked the directory found in its whole subtree
+   * (a scan trusting the watcher takes it as it is when no event named anything below).
+   */
+  subtree: { files: ManifestFile[]; canonical: string[] } | null;
+  /** The `storedMark` under which every file of `subtree` was known stored (if any). */
+  subtreeMark: number | null;
 }
 
 export interface ScanOptions {
@@ -189,6 +198,12 @@ export class TreeScanner {
     } finally {
       fs.closeSync(fd);
     }
+  }
+
+  /** `layers` and the ignore file at `abs` (unchanged when it is not a readable file). */
+  private withLayer(layers: IgnoreLayer[], abs: string, base: string): IgnoreLayer[] {
+    const layer = this.ignoreFiles.layerFor(abs, base);
+    return layer ? [...layers, layer] : layers;
   }
 
   /** Forgets every cached stat (the next scan reads every file). */
@@ -315,11 +330,39 @@ export class TreeScanner {
     const dirty = watch?.dirty ?? null;
     /** Directories an event named an entry of (their listing is checked by its stat). */
     const dirtyParents = new Set<string>();
+    /** Directories with something an event named below them (their subtree is walked). */
+    const dirtyAncestors = new Set<string>();
     if (dirty)
       for (const rel of dirty) {
-        const at = rel.lastIndexOf('/');
+        let at = rel.lastIndexOf('/');
         dirtyParents.add(at < 0 ? '' : rel.slice(0, at));
+        for (; at > 0; at = rel.lastIndexOf('/', at - 1)) dirtyAncestors.add(rel.slice(0, at));
       }
+    /**
+     * Drops the cached entries of what a re-listed directory no longer holds (a scan trusting
+     * the watcher does not sweep what it did not see: it skips unchanged subtrees).
+     */
+    const dropGone = (before: readonly DirChild[], after: readonly DirChild[]): void => {
+      const key = (c: DirChild): string => (c.dir ? `${c.rel}/` : c.rel);
+      const still = new Set(after.map(key));
+      const dropUnder = (rel: string): void => {
+        const held = this.dirs.get(rel);
+        if (!held) {
+          for (const key of [...cache.keys()])
+            if (key.startsWith(`${rel}/`)) {
+              cache.delete(key);
+              dropped.push(key);
+            }
+          return;
+        }
+        for (const c of held.children) drop(c);
+      };
+      const drop = (c: DirChild): void => {
+        if (c.dir) dropUnder(c.rel);
+        else if (cache.delete(c.rel)) dropped.push(c.rel);
+      };
+      for (const c of before) if (!still.has(key(c))) drop(c);
+    };
     const rootLayers: IgnoreLayer[] = [];
     const exclude = this.ignoreFiles.layerFor(join(this.root, GIT_DIR, 'info', 'exclude'), '');
     if (exclude) rootLayers.push(exclude);
@@ -370,8 +413,9 @@ export class TreeScanner {
       relDir: string,
       dirSt: fs.Stats | null,
       inherited: IgnoreLayer[],
-    ): { children: readonly DirChild[]; layers: IgnoreLayer[] } => {
-      let held = this.dirs.get(relDir);
+    ): { entry: DirListing; layers: IgnoreLayer[]; layersKey: string } => {
+      const prior = this.dirs.get(relDir);
+      let held = prior;
       if (
         held &&
         dirSt &&
@@ -394,20 +438,18 @@ export class TreeScanner {
         hasStudioIgnore = relDir === '' && entries.some((e) => e.name === STUDIO_IGNORE);
       }
       let layers = inherited;
-      const addLayer = (name: string): void => {
-        const layer = this.ignoreFiles.layerFor(join(absDir, name), relDir);
-        if (layer) layers = [...layers, layer];
-      };
-      if (hasGitignore) addLayer('.gitignore');
+      if (hasGitignore) layers = this.withLayer(layers, join(absDir, '.gitignore'), relDir);
       if (relDir === '') {
-        if (hasStudioIgnore) addLayer(STUDIO_IGNORE);
+        if (hasStudioIgnore) layers = this.withLayer(layers, join(absDir, STUDIO_IGNORE), '');
         if (this.patternLayer) layers = [...layers, this.patternLayer];
       }
       // Decisions hold while every layer above is the same (an edited ignore file is a new layer).
       const layersKey = layers.map((l) => l.id).join(',');
+      const inheritedKey = inherited.map((l) => l.id).join(',');
       if (held && held.layersKey === layersKey) {
+        held.inheritedKey = inheritedKey;
         nextDirs.set(relDir, held);
-        return { children: held.children, layers };
+        return { entry: held, layers, layersKey };
       }
       entries ??= fs.readdirSync(absDir, { withFileTypes: true });
       dirsListed += 1;
@@ -427,7 +469,7 @@ export class TreeScanner {
       // As for files: a directory changed within 1 s may change again within its mtime's tick,
       // so a scan that checks stats lists it again (one that trusts the watcher need not).
       const stat = dirSt ?? held!;
-      nextDirs.set(relDir, {
+      const entry: DirListing = {
         mtimeMs: stat.mtimeMs,
         ctimeMs: stat.ctimeMs,
         ino: stat.ino,
@@ -436,8 +478,13 @@ export class TreeScanner {
         layersKey,
         children,
         racy: dirSt ? !(startedAt - dirSt.mtimeMs > 1000) : held!.racy,
-      });
-      return { children, layers };
+        inheritedKey,
+        subtree: null,
+        subtreeMark: prior?.subtreeMark ?? null,
+      };
+      nextDirs.set(relDir, entry);
+      if (dirty && prior) dropGone(prior.children, children);
+      return { entry, layers, layersKey };
     };
 
     /**
@@ -469,10 +516,13 @@ export class TreeScanner {
         // saw nothing before it, so the directory is walked whole.
         if (watch && watch.ensure(relDir, `${dirSt.dev}:${dirSt.ino}`, force)) fast = false;
       }
-      const { children, layers } = listing(absDir, relDir, dirSt, inherited);
-      for (const { rel, abs, dir } of children) {
+      const { entry: here, layers, layersKey } = listing(absDir, relDir, dirSt, inherited);
+      const start = files.length;
+      const readBefore = filesRead;
+      for (const { rel, abs, dir } of here.children) {
         if (dir) {
           const named = fast && dirty!.has(rel);
+          if (fast && !named && !dirtyAncestors.has(rel) && reuseSubtree(rel, layersKey)) continue;
           visit(abs, rel, layers, fast && !named, force || named);
           continue;
         }
@@ -491,7 +541,10 @@ export class TreeScanner {
         filesStatted += 1;
         const st = fs.lstatSync(abs);
         // The entry may have changed kind between readdir and lstat.
-        if (!st.isFile() && !st.isSymbolicLink()) continue;
+        if (!st.isFile() && !st.isSymbolicLink()) {
+          if (dirty && cache.delete(rel)) dropped.push(rel);
+          continue;
+        }
         const hit = cache.get(rel);
         let entry: CacheEntry;
         if (
@@ -543,6 +596,46 @@ export class TreeScanner {
         files.push(entry.file);
         canonical.push(entry.canonical);
       }
+      if (watch) {
+        here.subtree = { files: files.slice(start), canonical: canonical.slice(start) };
+        // Known stored: everything below was checked under this mark (a storing scan), or was
+        // not read again since it last was.
+        here.subtreeMark = hooks.needsContent
+          ? storedMark
+          : filesRead === readBefore
+            ? here.subtreeMark
+            : null;
+      }
+    };
+
+    /**
+     * Takes the subtree of `rel` as the last scan found it when nothing below it changed: its
+     * listings held, every directory in it watched with no doubt, the same ignore rules above,
+     * and (for a storing scan) its content known stored under the current mark.
+     */
+    const reuseSubtree = (rel: string, parentKey: string): boolean => {
+      const top = this.dirs.get(rel);
+      if (!top?.subtree || top.inheritedKey !== parentKey) return false;
+      if (hooks.needsContent && top.subtreeMark !== storedMark) return false;
+      const held: [string, DirListing][] = [];
+      const collect = (dir: string, listed: DirListing): boolean => {
+        if (!watch!.peek(dir)) return false;
+        held.push([dir, listed]);
+        for (const c of listed.children) {
+          if (!c.dir) continue;
+          const below = this.dirs.get(c.rel);
+          if (!below || !collect(c.rel, below)) return false;
+        }
+        return true;
+      };
+      if (!collect(rel, top)) return false;
+      for (const [dir, listed] of held) {
+        nextDirs.set(dir, listed);
+        watch!.has(dir);
+      }
+      for (const f of top.subtree.files) files.push(f);
+      for (const c of top.subtree.canonical) canonical.push(c);
+      return true;
     };
     try {
       visit(this.root, '', rootLayers, dirty !== null, false);
@@ -555,8 +648,9 @@ export class TreeScanner {
     }
     watch?.end(true);
     this.dirs = nextDirs;
-    // Every entry left was seen unless some file is gone: then drop what no scan saw.
-    if (kept !== cache.size)
+    // Every entry left was seen unless some file is gone: then drop what no scan saw. (A scan
+    // trusting the watcher dropped what it found gone as it went: it did not see everything.)
+    if (!dirty && kept !== cache.size)
       for (const [rel, entry] of cache)
         if (entry.seen !== generation) {
           cache.delete(rel);
