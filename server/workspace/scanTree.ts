@@ -72,10 +72,12 @@ interface DirListing {
   /** The layers it inherits (their ids), so a subtree is reused only under the same rules. */
   inheritedKey: string;
   /**
-   * With a watcher: what the last scan that walked the directory found in its whole subtree
-   * (a scan trusting the watcher takes it as it is when no event named anything below).
+   * With a watcher: where the directory's whole subtree is in the last scan's lists
+   * (`TreeScanner.last`, from `from` to before `to`); a scan trusting the watcher takes it as it
+   * is when no event named anything below.
    */
-  subtree: { files: ManifestFile[]; canonical: string[] } | null;
+  from: number;
+  to: number;
   /** The `storedMark` under which every file of `subtree` was known stored (if any). */
   subtreeMark: number | null;
 }
@@ -135,6 +137,8 @@ export class TreeScanner {
   /** Paths `seed` changed since the file was last written. */
   private readonly seeded = new Set<string>();
   private readonly ignoreFiles = new IgnoreFileCache();
+  /** The lists of the last completed scan with a watcher (what listings' ranges point into). */
+  private last: { files: readonly ManifestFile[]; canonical: readonly string[] } | null = null;
   private readonly root: string;
   private readonly options: ScanOptions;
   private readonly patternLayer: IgnoreLayer | null;
@@ -479,7 +483,8 @@ export class TreeScanner {
         children,
         racy: dirSt ? !(startedAt - dirSt.mtimeMs > 1000) : held!.racy,
         inheritedKey,
-        subtree: null,
+        from: -1,
+        to: -1,
         subtreeMark: prior?.subtreeMark ?? null,
       };
       nextDirs.set(relDir, entry);
@@ -597,7 +602,8 @@ export class TreeScanner {
         canonical.push(entry.canonical);
       }
       if (watch) {
-        here.subtree = { files: files.slice(start), canonical: canonical.slice(start) };
+        here.from = start;
+        here.to = files.length;
         // Known stored: everything below was checked under this mark (a storing scan), or was
         // not read again since it last was.
         here.subtreeMark = hooks.needsContent
@@ -615,7 +621,8 @@ export class TreeScanner {
      */
     const reuseSubtree = (rel: string, parentKey: string): boolean => {
       const top = this.dirs.get(rel);
-      if (!top?.subtree || top.inheritedKey !== parentKey) return false;
+      const last = this.last;
+      if (!top || !last || top.from < 0 || top.inheritedKey !== parentKey) return false;
       if (hooks.needsContent && top.subtreeMark !== storedMark) return false;
       const held: [string, DirListing][] = [];
       const collect = (dir: string, listed: DirListing): boolean => {
@@ -629,12 +636,19 @@ export class TreeScanner {
         return true;
       };
       if (!collect(rel, top)) return false;
+      // Every range below moves to where the subtree lands in this scan's lists.
+      const shift = files.length - top.from;
+      const { from, to } = top;
       for (const [dir, listed] of held) {
         nextDirs.set(dir, listed);
         watch!.has(dir);
+        listed.from += shift;
+        listed.to += shift;
       }
-      for (const f of top.subtree.files) files.push(f);
-      for (const c of top.subtree.canonical) canonical.push(c);
+      for (let i = from; i < to; i++) {
+        files.push(last.files[i]!);
+        canonical.push(last.canonical[i]!);
+      }
       return true;
     };
     try {
@@ -648,6 +662,7 @@ export class TreeScanner {
     }
     watch?.end(true);
     this.dirs = nextDirs;
+    this.last = watch ? { files, canonical } : null;
     // Every entry left was seen unless some file is gone: then drop what no scan saw. (A scan
     // trusting the watcher dropped what it found gone as it went: it did not see everything.)
     if (!dirty && kept !== cache.size)

@@ -25,7 +25,8 @@
  * text and hash, delta and durable write).
  *
  * Env: BENCH_FILES (default 20000), BENCH_MB (default 300), BENCH_KEEP=1 keeps the temp dir,
- * BENCH_PROFILE=<dir> writes a CPU profile of the studio side there (`node --cpu-prof`).
+ * BENCH_PROFILE=<dir> writes a CPU profile of the studio side there (`node --cpu-prof`),
+ * BENCH_WATCH=0 runs the studio side without its folder watcher (every checkpoint a full scan).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';

@@ -30,7 +30,8 @@ const ws = new ProjectWorkspace({
   contentStore: new ContentStore(join(dataDir, 'blobs')),
   journalDir: join(dataDir, 'journal'),
 });
-ws.startWatching();
+// BENCH_WATCH=0: no watcher (every checkpoint a full stat-cache scan), for comparison.
+if (process.env.BENCH_WATCH !== '0') ws.startWatching();
 
 /** Peak RSS (MiB) after each step, so a miss says which step set it. */
 const rssAfter: Record<string, number> = {};
