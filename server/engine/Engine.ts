@@ -8,7 +8,6 @@
  * idempotency.ts, approvalRules.ts and agentPolicy.ts (rules and the kill switch), jobs.ts (outbox).
  * Resolvers and sources use this class's API (sources through `SourceHost`).
  */
-import { randomUUID } from 'node:crypto';
 import type { Store } from '../store/Store.ts';
 import { Kernel, type Db, type Reads } from './kernel.ts';
 import { JOBS_CHANNEL, JobWorker } from './jobs.ts';
@@ -20,6 +19,8 @@ import type { EventDraft, StoredEvent } from './eventDrafts.ts';
 import type { Logger } from '../logger.ts';
 import type { SessionInfo, Source, SourceHost, SourceStatus } from '../sources/Source.ts';
 import { project } from './projector.ts';
+import { newEventId } from './eventIds.ts';
+import { eventTextOf } from '../store/eventText.ts';
 import { leaseEndedDraft } from './recordDrafts.ts';
 import { revocationDrafts, revocationsBefore } from './approvalLifecycle.ts';
 import {
@@ -248,8 +249,16 @@ export class Engine {
     return this.kernel.close();
   }
 
+  /** The last time `iso` formatted, and its text: an ingest burst stamps many events per ms. */
+  private isoMs = Number.NaN;
+  private isoText = '';
+
   iso(ms = this.now()): string {
-    return new Date(ms).toISOString();
+    if (ms !== this.isoMs) {
+      this.isoText = new Date(ms).toISOString();
+      this.isoMs = ms;
+    }
+    return this.isoText;
   }
 
   // ------------------------------------------------------------------------------------------
@@ -389,9 +398,18 @@ export class Engine {
       const out: StoredEvent[] = [];
       const queue = [...drafts];
       const expanded = new Set<EventDraft>();
+      // The drafts' foreignIds, looked up in one query; `taken` also gets those this append
+      // stores, and a draft a rule adds on the way (not looked up) is asked about alone.
+      const asked = new Set<string>();
+      for (const draft of drafts) if (draft.foreignId) asked.add(draft.foreignId);
+      const taken = await this.db.storedForeignIds(sessionId, [...asked]);
       while (queue.length > 0) {
         const draft = queue.shift()!;
-        if (draft.foreignId && (await this.db.hasForeignId(sessionId, draft.foreignId))) continue;
+        const foreignId = draft.foreignId;
+        if (foreignId) {
+          if (taken.has(foreignId)) continue;
+          if (!asked.has(foreignId) && (await this.db.hasForeignId(sessionId, foreignId))) continue;
+        }
         // Whatever ends what an approval waits on revokes it first, in this same commit.
         if (!expanded.has(draft)) {
           expanded.add(draft);
@@ -403,6 +421,7 @@ export class Engine {
           }
         }
         out.push(await this.appendOne(session, draft));
+        if (foreignId) taken.add(foreignId);
         queue.unshift(...(await this.decisions.afterAppended(session, draft, effects)));
       }
       if (out.length > 0) {
@@ -444,43 +463,43 @@ export class Engine {
     const sessionId = session.sessionId;
     const seq = (BigInt(session.lastEventSeq) + 1n).toString();
     const createdAt = this.iso();
-    const event = {
-      ...draft,
-      eventId: randomUUID(),
-      sessionId,
-      seq,
-      createdAt,
-      runId: draft.runId ?? null,
-    } as StoredEvent;
-    const { type, runId, foreignId, ...fields } = draft;
-    void runId;
+    // Time-ordered (eventIds.ts): a commit writes a few pages of the event_id index, not one per event.
+    const eventId = newEventId();
+    const type = draft.type;
+    const runId = draft.runId ?? null;
+    // Both objects are built key by key (copyDraft), never as `{ ...draft, more }`: see there.
+    const event = copyDraft(draft, null) as unknown as StoredEvent & Record<string, unknown>;
+    event.eventId = eventId;
+    event.sessionId = sessionId;
+    event.seq = seq;
+    event.createdAt = createdAt;
+    event.runId = runId;
+    // Stored in its served shape, so a replay only parses it: the draft's fields but type, runId
+    // and foreignId, then the envelope.
+    const served = copyDraft(draft, SERVED_SKIP);
     // RUN_* drafts may leave status out; store the status the type implies.
-    if (Object.hasOwn(RUN_EVENT_STATUS, type) && !('status' in fields && fields.status))
-      Object.assign(fields, {
-        status: RUN_EVENT_STATUS[type as keyof typeof RUN_EVENT_STATUS],
-      });
-    // Stored in its served shape, so a replay only parses it.
-    const served = {
-      ...fields,
-      __typename: EVENT_TYPE_MEMBER[type],
-      protocolVersion: EVENT_PROTOCOL_VERSION,
-      eventId: event.eventId,
-      sessionId,
-      seq,
-      type,
-      runId: event.runId,
-      version: EVENT_PROTOCOL_VERSION,
-      createdAt,
-    };
+    if (Object.hasOwn(RUN_EVENT_STATUS, type) && !served.status)
+      served.status = RUN_EVENT_STATUS[type as keyof typeof RUN_EVENT_STATUS];
+    served.__typename = EVENT_TYPE_MEMBER[type];
+    served.protocolVersion = EVENT_PROTOCOL_VERSION;
+    served.eventId = eventId;
+    served.sessionId = sessionId;
+    served.seq = seq;
+    served.type = type;
+    served.runId = runId;
+    served.version = EVENT_PROTOCOL_VERSION;
+    served.createdAt = createdAt;
+    const foreignId = draft.foreignId;
     await this.db.insertEvent({
       sessionId,
       seq: BigInt(seq),
       eventId: event.eventId,
       type,
-      runId: event.runId,
+      runId,
       createdAt,
       payload: JSON.stringify(served),
       foreignId: foreignId ?? null,
+      text: eventTextOf(served),
     });
     await project(this.db, session, event);
     session.lastEventSeq = seq;
@@ -839,4 +858,21 @@ export class Engine {
   answerQuestion(...args: Parameters<Questions['answerQuestion']>) {
     return this.questions.answerQuestion(...args);
   }
+}
+
+/** Draft keys the served payload leaves out (the envelope writes type and runId itself). */
+const SERVED_SKIP: ReadonlySet<string> = new Set(['type', 'runId', 'foreignId']);
+
+/**
+ * A draft's own keys and values, in order, but `skip`: what `{ ...draft }` gives, built key by
+ * key. On Node 20's V8, adding new keys to a spread copy of drafts of varying shapes took 12 µs
+ * per object for `{ ...draft, eventId, sessionId, seq, createdAt, runId }` and 22 µs for the
+ * served payload's spread (rest of the draft, then ten envelope keys), against under 1 µs for
+ * this copy (node micro-benchmark of 50,000 Leviath drafts; bench:ingest's profile agreed).
+ */
+function copyDraft(draft: EventDraft, skip: ReadonlySet<string> | null): Record<string, unknown> {
+  const source = draft as unknown as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(source)) if (!skip?.has(key)) out[key] = source[key];
+  return out;
 }

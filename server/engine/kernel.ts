@@ -66,6 +66,7 @@ export type Reads = Pick<
   | 'readEvents'
   | 'readEventPayloads'
   | 'hasForeignId'
+  | 'storedForeignIds'
   | 'countEvents'
   | 'searchEvents'
   | 'getSession'

@@ -736,7 +736,7 @@ export class PgTx implements Tx {
 
   async insertEvent(row: EventRow): Promise<void> {
     this.w();
-    const body = pgText(eventText(row.payload));
+    const body = pgText(row.text ?? eventText(row.payload));
     // Same statement as the event: the search index never lags the log. Deferred (see PgTx).
     this.defer(
       `WITH e AS (
@@ -803,6 +803,16 @@ export class PgTx implements Tx {
       'hasForeignId',
     );
     return rows.length > 0;
+  }
+
+  async storedForeignIds(sessionId: string, foreignIds: readonly string[]): Promise<Set<string>> {
+    if (foreignIds.length === 0) return new Set();
+    const rows = await this.q<{ foreign_id: string }>(
+      'SELECT foreign_id FROM events WHERE session_id = $1 AND foreign_id = ANY($2::text[])',
+      [sessionId, [...foreignIds]],
+      'storedForeignIds',
+    );
+    return new Set(rows.map((r) => r.foreign_id));
   }
 
   async countEvents(sessionId: string): Promise<number> {
