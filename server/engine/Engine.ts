@@ -316,6 +316,8 @@ export class Engine {
       }
     }
     this.notifier.closeAll();
+    // The project folders' watchers (their scans are full ones from here on).
+    this.projects.close();
   }
 
   async addSource(source: Source): Promise<void> {

@@ -53,6 +53,11 @@ export class Projects {
     this.sessionProjects.set(sessionId, projectId);
   }
 
+  /** Releases every open workspace's folder watcher (the engine is stopping). */
+  close(): void {
+    for (const ws of this.workspaces.values()) ws.close();
+  }
+
   /** Every registered project folder, by name. */
   async listProjects(): Promise<ProjectRecord[]> {
     return this.h.kernel.read(async (tx) => {
@@ -160,6 +165,8 @@ export class Projects {
     } catch (error) {
       return await this.markUnavailable(input, existing, error);
     }
+    // A re-registered project's old workspace lets its folder watcher go.
+    this.workspaces.get(input.projectId)?.close();
     this.workspaces.set(input.projectId, ws);
     try {
       ws.recover();

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { canonicalJson } from './canonicalJson.ts';
@@ -12,6 +13,7 @@ import {
   tempName,
   writeFileDurably,
 } from './durableFs.ts';
+import { FolderWatcher, type WatchDistrust } from './folderWatcher.ts';
 import type { CapturePatterns } from './ignoreRules.ts';
 import {
   DIGEST,
@@ -84,6 +86,21 @@ export interface RestorePlan {
    * the project ignores standing where the checkpoint has one.
    */
   notRestorable: { path: string; reason: string }[];
+}
+
+/** How the workspace's last scan went (the checkpoint bench prints it; tests check it). */
+export interface ScanReport {
+  /** `WATCHER`: only paths the folder watcher named were stat'ed; `FULL`: every file was. */
+  path: 'WATCHER' | 'FULL';
+  /** Why it was a full scan (null for `WATCHER`). */
+  distrust: WatchDistrust | null;
+  /** Time waiting for the watcher's cookie (ms; 0 without one). */
+  syncMs: number;
+  /** Time walking the tree (ms): stats, listings, reading changed files. */
+  walkMs: number;
+  filesStatted: number;
+  filesRead: number;
+  dirsListed: number;
 }
 
 export interface ProjectWorkspaceOptions {
@@ -173,6 +190,9 @@ export class ProjectWorkspace {
   /** The last manifest a snapshot stored whole: the next ones are stored as deltas against it. */
   private deltaBase: DeltaBase | null = null;
   private verifiedDirs = new Set<string>();
+  private watcher: FolderWatcher | null = null;
+  /** How the last scan went (null before the first). */
+  lastScan: ScanReport | null = null;
 
   constructor(opts: ProjectWorkspaceOptions) {
     if (!PROJECT_ID.test(opts.projectId))
@@ -207,6 +227,63 @@ export class ProjectWorkspace {
       fs.mkdirSync(dirname(abs), { recursive: true });
       fs.writeFileSync(abs, content);
     }
+  }
+
+  /**
+   * Starts watching the folder (folderWatcher.ts): from the first full scan on, the `synced*`
+   * methods re-stat only the paths events named, when the watcher can be trusted (see
+   * docs/ARCHITECTURE.md). False when the folder cannot be watched (every scan stays a full
+   * one). The cookies it writes to know it is up to date go to `<journalDir>.cookies`, in the
+   * data dir. Release it with `close()`.
+   */
+  startWatching(): boolean {
+    this.watcher ??= new FolderWatcher(this.root, `${this.journalDir}.cookies`, this.faultInjector);
+    return this.watcher.status !== 'watch failed';
+  }
+
+  /** Releases the folder watcher (scans after this are full ones, as without a watcher). */
+  close(): void {
+    this.watcher?.close();
+    this.watcher = null;
+  }
+
+  /** Null while the watcher can be trusted (after a sync), else why not (tests, the bench). */
+  get watchStatus(): WatchDistrust | null {
+    return this.watcher ? this.watcher.status : 'not watching';
+  }
+
+  /** How many directories the watcher watches (0 without one). */
+  get watchedDirs(): number {
+    return this.watcher?.watchCount ?? 0;
+  }
+
+  /**
+   * `snapshot()` after making sure the folder watcher has seen every change made before the
+   * call (its cookie came back), so the scan re-stats only what events named; a full scan,
+   * exactly as `snapshot()`, whenever the watcher cannot be trusted.
+   */
+  async syncedSnapshot(): Promise<WorkspaceState> {
+    const synced = await this.syncWatcher();
+    return this.guard(() => {
+      const state = this.scanFolder(false, true, synced);
+      this.store.flush();
+      return state;
+    });
+  }
+
+  /** `state()` the way `syncedSnapshot` is `snapshot()`. */
+  async syncedState(): Promise<WorkspaceState> {
+    const synced = await this.syncWatcher();
+    return this.guard(() => this.scanFolder(false, false, synced));
+  }
+
+  /** True when the watcher is trusted and its cookie came back (every earlier change is seen). */
+  private async syncWatcher(): Promise<{ ms: number } | null> {
+    const watcher = this.watcher;
+    if (!watcher || watcher.status !== null) return null;
+    const started = performance.now();
+    const ok = await watcher.sync();
+    return ok ? { ms: performance.now() - started } : null;
   }
 
   /** The per-file cap of this project's checkpoints (bytes). */
@@ -601,7 +678,7 @@ export class ProjectWorkspace {
    */
   private scanList(allowMissing: boolean): ManifestFile[] {
     if (!this.rootIsDirectory(allowMissing)) return [];
-    const { files } = this.scanner.scan({});
+    const { files } = this.watchedScan({}, null);
     checkedManifests.set(files, files);
     return markSorted(files);
   }
@@ -619,10 +696,44 @@ export class ProjectWorkspace {
     return true;
   }
 
-  private scanFolder(allowMissing: boolean, storeContent: boolean): WorkspaceState {
+  /**
+   * One scan through the watcher when there is one (`synced`: its cookie came back since the
+   * caller was asked), recorded in `lastScan`.
+   */
+  private watchedScan(
+    hooks: Parameters<TreeScanner['scan']>[0],
+    synced: { ms: number } | null,
+  ): ReturnType<TreeScanner['scan']> {
+    const watch = this.watcher?.begin(synced !== null) ?? null;
+    const started = performance.now();
+    let result: ReturnType<TreeScanner['scan']>;
+    try {
+      result = this.scanner.scan(hooks, watch);
+    } catch (err) {
+      watch?.end(false);
+      throw err;
+    }
+    const distrust = result.distrust === undefined ? 'not watching' : result.distrust;
+    this.lastScan = {
+      path: distrust === null ? 'WATCHER' : 'FULL',
+      distrust,
+      syncMs: synced?.ms ?? 0,
+      walkMs: performance.now() - started,
+      filesStatted: result.filesStatted,
+      filesRead: result.filesRead,
+      dirsListed: result.dirsListed,
+    };
+    return result;
+  }
+
+  private scanFolder(
+    allowMissing: boolean,
+    storeContent: boolean,
+    synced: { ms: number } | null = null,
+  ): WorkspaceState {
     if (!this.rootIsDirectory(allowMissing)) return stateOf([]);
     const store = this.store;
-    const result = this.scanner.scan(
+    const result = this.watchedScan(
       storeContent
         ? {
             onContent: (file, bytes) => store.putHashed(file.contentHash, bytes),
@@ -630,11 +741,20 @@ export class ProjectWorkspace {
             storedMark: store.removals,
           }
         : {},
+      synced,
     );
-    const text = '{"files":[' + result.canonical.join(',') + ']}';
-    const contentHash = sha256Digest(text);
+    // Most scans differ from the last manifest stored whole in a few entries: their text is
+    // hashed as pieces of that one's bytes and their own, never joined into a 3 MB string.
+    const delta = this.deltaBase ? deltaText(this.deltaBase, result.files, result.canonical) : null;
+    let text: string | null = null;
+    let contentHash: string;
+    if (delta) contentHash = delta.hash;
+    else {
+      text = '{"files":[' + result.canonical.join(',') + ']}';
+      contentHash = sha256Digest(text);
+    }
     if (storeContent && !store.has(contentHash))
-      this.storeScannedManifest(contentHash, text, result.files, result.canonical);
+      this.storeScannedManifest(contentHash, text, delta, result.files, result.canonical);
     // A scan's list holds only valid, sorted, unique paths (the walk checks each name).
     checkedManifests.set(result.files, result.files);
     markSorted(result.files);
@@ -651,20 +771,19 @@ export class ProjectWorkspace {
    */
   private storeScannedManifest(
     hash: string,
-    text: string,
+    text: string | null,
+    delta: { pieces: DeltaPiece[]; length: number } | null,
     files: readonly ManifestFile[],
     canonical: readonly string[],
   ): void {
     const base = this.deltaBase;
-    if (base) {
-      const pieces = manifestDelta(base, files, canonical);
-      if (
-        pieces &&
-        this.store.putDelta(hash, Buffer.byteLength(text, 'utf8'), base.hash, base.bytes, pieces)
-      )
-        return;
-    }
-    const bytes = Buffer.from(text, 'utf8');
+    if (
+      base &&
+      delta &&
+      this.store.putDelta(hash, delta.length, base.hash, base.bytes, delta.pieces)
+    )
+      return;
+    const bytes = Buffer.from(text ?? '{"files":[' + canonical.join(',') + ']}', 'utf8');
     this.store.putHashed(hash, bytes);
     const starts = new Float64Array(canonical.length);
     let at = MANIFEST_PREFIX.length;
@@ -1093,6 +1212,33 @@ interface DeltaBase {
 }
 
 const MANIFEST_PREFIX = '{"files":[';
+
+/**
+ * The canonical manifest text of `files` as a delta against `base` (see manifestDelta), with its
+ * sha256 and byte length, or null when it is not small. Its length is checked against the
+ * entries' own (every entry, comma and bracket exactly once), so pieces that lost or doubled an
+ * entry are refused (the caller then joins and hashes the text itself).
+ */
+function deltaText(
+  base: DeltaBase,
+  files: readonly ManifestFile[],
+  canonical: readonly string[],
+): { pieces: DeltaPiece[]; length: number; hash: string } | null {
+  const pieces = manifestDelta(base, files, canonical);
+  if (!pieces) return null;
+  const digest = createHash('sha256');
+  let length = 0;
+  for (const piece of pieces) {
+    const bytes =
+      'copy' in piece ? base.bytes.subarray(piece.copy, piece.copy + piece.length) : piece.bytes;
+    digest.update(bytes);
+    length += bytes.length;
+  }
+  let expected = MANIFEST_PREFIX.length + 2 + Math.max(0, canonical.length - 1);
+  for (const c of canonical) expected += Buffer.byteLength(c, 'utf8');
+  if (length !== expected) return null;
+  return { pieces, length, hash: 'sha256:' + digest.digest('hex') };
+}
 
 /**
  * The canonical text of the sorted manifest `files` as pieces of `base`'s text (the runs of

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { TEMP_PREFIX } from './durableFs.ts';
+import type { WatchScan } from './folderWatcher.ts';
 import {
   appendStatCacheLog,
   readStatCache,
@@ -45,7 +46,6 @@ interface CacheEntry extends StatCacheEntry {
 /** A captured entry of a directory listing (not ignored, not `.git`, not a temp file). */
 interface DirChild {
   rel: string;
-  abs: string;
   dir: boolean;
 }
 
@@ -63,6 +63,22 @@ interface DirListing {
   hasStudioIgnore: boolean;
   layersKey: string;
   children: readonly DirChild[];
+  /**
+   * Listed within 1 s of its mtime: a scan that checks stats does not trust it (its mtime may
+   * not have ticked since), but one that trusts the watcher does (events say what changed).
+   */
+  racy: boolean;
+  /** The layers it inherits (their ids), so a subtree is reused only under the same rules. */
+  inheritedKey: string;
+  /**
+   * With a watcher: where the directory's whole subtree is in the last scan's lists
+   * (`TreeScanner.last`, from `from` to before `to`); a scan trusting the watcher takes it as it
+   * is when no event named anything below.
+   */
+  from: number;
+  to: number;
+  /** The `storedMark` under which every file of `subtree` was known stored (if any). */
+  subtreeMark: number | null;
 }
 
 export interface ScanOptions {
@@ -85,6 +101,10 @@ export interface ScanResult {
   filesRead: number;
   /** How many directories were listed (listing cache misses). */
   dirsListed: number;
+  /** How many files and links were lstat'ed (with a trusted watcher, only those events named). */
+  filesStatted: number;
+  /** Why the watcher's dirty paths were not used (null: they were; undefined: no watcher). */
+  distrust?: WatchScan['distrust'];
 }
 
 /**
@@ -116,12 +136,14 @@ export class TreeScanner {
   /** Paths `seed` changed since the file was last written. */
   private readonly seeded = new Set<string>();
   private readonly ignoreFiles = new IgnoreFileCache();
+  /** The lists of the last completed scan with a watcher (what listings' ranges point into). */
+  private last: { files: readonly ManifestFile[]; canonical: readonly string[] } | null = null;
   private readonly root: string;
   private readonly options: ScanOptions;
   private readonly patternLayer: IgnoreLayer | null;
 
   constructor(root: string, options: ScanOptions) {
-    this.root = root;
+    this.root = resolve(root);
     this.options = options;
     this.patternLayer = projectLayer(options.patterns);
   }
@@ -179,6 +201,18 @@ export class TreeScanner {
     } finally {
       fs.closeSync(fd);
     }
+  }
+
+  /** The absolute path of a walked entry (its `rel` is made of names readdir gave). */
+  private absOf(rel: string): string {
+    if (sep !== '/') return join(this.root, ...rel.split('/'));
+    return this.root.endsWith('/') ? this.root + rel : `${this.root}/${rel}`;
+  }
+
+  /** `layers` and the ignore file at `abs` (unchanged when it is not a readable file). */
+  private withLayer(layers: IgnoreLayer[], abs: string, base: string): IgnoreLayer[] {
+    const layer = this.ignoreFiles.layerFor(abs, base);
+    return layer ? [...layers, layer] : layers;
   }
 
   /** Forgets every cached stat (the next scan reads every file). */
@@ -266,15 +300,24 @@ export class TreeScanner {
    * the caller can store them). `bytes` is valid only during the call (the buffer is reused for
    * the next file): store or copy it there. Throws `PATH_INVALID` for a name no manifest can hold.
    */
-  scan(hooks: {
-    onContent?: (file: ManifestFile, bytes: Buffer) => void;
-    needsContent?: (file: ManifestFile) => boolean;
+  scan(
+    hooks: {
+      onContent?: (file: ManifestFile, bytes: Buffer) => void;
+      needsContent?: (file: ManifestFile) => boolean;
+      /**
+       * A number that changes whenever stored content may have gone (the store's `removals`):
+       * while it is the one an entry was last checked under, `needsContent` is not asked again.
+       */
+      storedMark?: number;
+    },
     /**
-     * A number that changes whenever stored content may have gone (the store's `removals`):
-     * while it is the one an entry was last checked under, `needsContent` is not asked again.
+     * The folder watcher's view for this scan (folderWatcher.ts): with dirty paths, only those
+     * (and directories new to the watcher) are stat'ed, the rest is what the last scan saw;
+     * without, every directory walked is watched before it is listed, so the next scan can
+     * trust it.
      */
-    storedMark?: number;
-  }): ScanResult {
+    watch: WatchScan | null = null,
+  ): ScanResult {
     const startedAt = Date.now();
     const identity = this.options.cacheFile ? this.identity() : null;
     this.loadPersisted(identity);
@@ -292,6 +335,43 @@ export class TreeScanner {
     const canonical: string[] = [];
     let filesRead = 0;
     let dirsListed = 0;
+    let filesStatted = 0;
+    const dirty = watch?.dirty ?? null;
+    /** Directories an event named an entry of (their listing is checked by its stat). */
+    const dirtyParents = new Set<string>();
+    /** Directories with something an event named below them (their subtree is walked). */
+    const dirtyAncestors = new Set<string>();
+    if (dirty)
+      for (const rel of dirty) {
+        let at = rel.lastIndexOf('/');
+        dirtyParents.add(at < 0 ? '' : rel.slice(0, at));
+        for (; at > 0; at = rel.lastIndexOf('/', at - 1)) dirtyAncestors.add(rel.slice(0, at));
+      }
+    /**
+     * Drops the cached entries of what a re-listed directory no longer holds (a scan trusting
+     * the watcher does not sweep what it did not see: it skips unchanged subtrees).
+     */
+    const dropGone = (before: readonly DirChild[], after: readonly DirChild[]): void => {
+      const key = (c: DirChild): string => (c.dir ? `${c.rel}/` : c.rel);
+      const still = new Set(after.map(key));
+      const dropUnder = (rel: string): void => {
+        const held = this.dirs.get(rel);
+        if (!held) {
+          for (const key of [...cache.keys()])
+            if (key.startsWith(`${rel}/`)) {
+              cache.delete(key);
+              dropped.push(key);
+            }
+          return;
+        }
+        for (const c of held.children) drop(c);
+      };
+      const drop = (c: DirChild): void => {
+        if (c.dir) dropUnder(c.rel);
+        else if (cache.delete(c.rel)) dropped.push(c.rel);
+      };
+      for (const c of before) if (!still.has(key(c))) drop(c);
+    };
     const rootLayers: IgnoreLayer[] = [];
     const exclude = this.ignoreFiles.layerFor(join(this.root, GIT_DIR, 'info', 'exclude'), '');
     if (exclude) rootLayers.push(exclude);
@@ -336,20 +416,24 @@ export class TreeScanner {
 
     const nextDirs = new Map<string, DirListing>();
     /** The captured entries of a directory, in walk order: from the listing cache while it holds. */
+    /** `dirSt` null: the watcher says the directory's names are unchanged (a listing is held). */
     const listing = (
       absDir: string,
       relDir: string,
-      dirSt: fs.Stats,
+      dirSt: fs.Stats | null,
       inherited: IgnoreLayer[],
-    ): { children: readonly DirChild[]; layers: IgnoreLayer[] } => {
-      let held = this.dirs.get(relDir);
+    ): { entry: DirListing; layers: IgnoreLayer[]; layersKey: string } => {
+      const prior = this.dirs.get(relDir);
+      let held = prior;
       if (
         held &&
-        !(
-          held.mtimeMs === dirSt.mtimeMs &&
-          held.ctimeMs === dirSt.ctimeMs &&
-          held.ino === dirSt.ino
-        )
+        dirSt &&
+        (held.racy ||
+          !(
+            held.mtimeMs === dirSt.mtimeMs &&
+            held.ctimeMs === dirSt.ctimeMs &&
+            held.ino === dirSt.ino
+          ))
       )
         held = undefined;
       let entries: fs.Dirent[] | null = null;
@@ -363,20 +447,18 @@ export class TreeScanner {
         hasStudioIgnore = relDir === '' && entries.some((e) => e.name === STUDIO_IGNORE);
       }
       let layers = inherited;
-      const addLayer = (name: string): void => {
-        const layer = this.ignoreFiles.layerFor(join(absDir, name), relDir);
-        if (layer) layers = [...layers, layer];
-      };
-      if (hasGitignore) addLayer('.gitignore');
+      if (hasGitignore) layers = this.withLayer(layers, join(absDir, '.gitignore'), relDir);
       if (relDir === '') {
-        if (hasStudioIgnore) addLayer(STUDIO_IGNORE);
+        if (hasStudioIgnore) layers = this.withLayer(layers, join(absDir, STUDIO_IGNORE), '');
         if (this.patternLayer) layers = [...layers, this.patternLayer];
       }
       // Decisions hold while every layer above is the same (an edited ignore file is a new layer).
       const layersKey = layers.map((l) => l.id).join(',');
+      const inheritedKey = inherited.map((l) => l.id).join(',');
       if (held && held.layersKey === layersKey) {
+        held.inheritedKey = inheritedKey;
         nextDirs.set(relDir, held);
-        return { children: held.children, layers };
+        return { entry: held, layers, layersKey };
       }
       entries ??= fs.readdirSync(absDir, { withFileTypes: true });
       dirsListed += 1;
@@ -391,36 +473,90 @@ export class TreeScanner {
         const dir = e.isDirectory();
         if (!dir && !e.isFile() && !e.isSymbolicLink()) continue;
         if (isIgnored(layers, rel, dir)) continue;
-        children.push({ rel, abs: join(absDir, name), dir });
+        children.push({ rel, dir });
       }
-      // As for files: a directory changed within 1 s may change again within its mtime's tick.
-      if (startedAt - dirSt.mtimeMs > 1000)
-        nextDirs.set(relDir, {
-          mtimeMs: dirSt.mtimeMs,
-          ctimeMs: dirSt.ctimeMs,
-          ino: dirSt.ino,
-          hasGitignore,
-          hasStudioIgnore,
-          layersKey,
-          children,
-        });
-      return { children, layers };
+      // As for files: a directory changed within 1 s may change again within its mtime's tick,
+      // so a scan that checks stats lists it again (one that trusts the watcher need not).
+      const stat = dirSt ?? held!;
+      const entry: DirListing = {
+        mtimeMs: stat.mtimeMs,
+        ctimeMs: stat.ctimeMs,
+        ino: stat.ino,
+        hasGitignore,
+        hasStudioIgnore,
+        layersKey,
+        children,
+        racy: dirSt ? !(startedAt - dirSt.mtimeMs > 1000) : held!.racy,
+        inheritedKey,
+        from: -1,
+        to: -1,
+        subtreeMark: prior?.subtreeMark ?? null,
+      };
+      nextDirs.set(relDir, entry);
+      if (dirty && prior) dropGone(prior.children, children);
+      return { entry, layers, layersKey };
     };
 
-    const visit = (absDir: string, relDir: string, inherited: IgnoreLayer[]): void => {
-      // The root may be a link to the folder; below it, links are never followed.
-      const dirSt = relDir === '' ? fs.statSync(absDir) : fs.lstatSync(absDir);
-      // Swapped for a link or a file since its parent was listed: nothing to walk through.
-      if (!dirSt.isDirectory()) return;
-      const { children, layers } = listing(absDir, relDir, dirSt, inherited);
-      for (const { rel, abs, dir } of children) {
+    /**
+     * `fast`: the watcher is trusted here, so entries no event named are taken as the last scan
+     * saw them; `force`: an event named this directory itself (created, moved in, replaced), so
+     * its watches are replaced and it is walked whole.
+     */
+    const visit = (
+      absDir: string,
+      relDir: string,
+      inherited: IgnoreLayer[],
+      fast: boolean,
+      force: boolean,
+    ): void => {
+      let dirSt: fs.Stats | null = null;
+      // Untouched since the last scan (no event named an entry of it): its listing holds.
+      const untouched =
+        fast &&
+        relDir !== '' &&
+        !dirtyParents.has(relDir) &&
+        this.dirs.has(relDir) &&
+        watch!.has(relDir);
+      if (!untouched) {
+        // The root may be a link to the folder; below it, links are never followed.
+        dirSt = relDir === '' ? fs.statSync(absDir) : fs.lstatSync(absDir);
+        // Swapped for a link or a file since its parent was listed: nothing to walk through.
+        if (!dirSt.isDirectory()) return;
+        // Watched before it is listed, so no change after the listing goes unseen; a new watch
+        // saw nothing before it, so the directory is walked whole.
+        if (watch && watch.ensure(relDir, `${dirSt.dev}:${dirSt.ino}`, force)) fast = false;
+      }
+      const { entry: here, layers, layersKey } = listing(absDir, relDir, dirSt, inherited);
+      const start = files.length;
+      const readBefore = filesRead;
+      for (const { rel, dir } of here.children) {
+        // (Not kept in the listing: 20,000 absolute paths are 2 MB of heap.)
+        const abs = this.absOf(rel);
         if (dir) {
-          visit(abs, rel, layers);
+          const named = fast && dirty!.has(rel);
+          if (fast && !named && !dirtyAncestors.has(rel) && reuseSubtree(rel, layersKey)) continue;
+          visit(abs, rel, layers, fast && !named, force || named);
           continue;
         }
+        if (fast && !dirty!.has(rel)) {
+          const hit = cache.get(rel);
+          // No event named it since the last scan saw it: unchanged (unless its content must be
+          // checked in the store again, which the stat path below does).
+          if (hit && (!hooks.needsContent || hit.stored === storedMark)) {
+            hit.seen = generation;
+            kept += 1;
+            files.push(hit.file);
+            canonical.push(hit.canonical);
+            continue;
+          }
+        }
+        filesStatted += 1;
         const st = fs.lstatSync(abs);
         // The entry may have changed kind between readdir and lstat.
-        if (!st.isFile() && !st.isSymbolicLink()) continue;
+        if (!st.isFile() && !st.isSymbolicLink()) {
+          if (dirty && cache.delete(rel)) dropped.push(rel);
+          continue;
+        }
         const hit = cache.get(rel);
         let entry: CacheEntry;
         if (
@@ -472,18 +608,71 @@ export class TreeScanner {
         files.push(entry.file);
         canonical.push(entry.canonical);
       }
+      if (watch) {
+        here.from = start;
+        here.to = files.length;
+        // Known stored: everything below was checked under this mark (a storing scan), or was
+        // not read again since it last was.
+        here.subtreeMark = hooks.needsContent
+          ? storedMark
+          : filesRead === readBefore
+            ? here.subtreeMark
+            : null;
+      }
+    };
+
+    /**
+     * Takes the subtree of `rel` as the last scan found it when nothing below it changed: its
+     * listings held, every directory in it watched with no doubt, the same ignore rules above,
+     * and (for a storing scan) its content known stored under the current mark.
+     */
+    const reuseSubtree = (rel: string, parentKey: string): boolean => {
+      const top = this.dirs.get(rel);
+      const last = this.last;
+      if (!top || !last || top.from < 0 || top.inheritedKey !== parentKey) return false;
+      if (hooks.needsContent && top.subtreeMark !== storedMark) return false;
+      const held: [string, DirListing][] = [];
+      const collect = (dir: string, listed: DirListing): boolean => {
+        if (!watch!.peek(dir)) return false;
+        held.push([dir, listed]);
+        for (const c of listed.children) {
+          if (!c.dir) continue;
+          const below = this.dirs.get(c.rel);
+          if (!below || !collect(c.rel, below)) return false;
+        }
+        return true;
+      };
+      if (!collect(rel, top)) return false;
+      // Every range below moves to where the subtree lands in this scan's lists.
+      const shift = files.length - top.from;
+      const { from, to } = top;
+      for (const [dir, listed] of held) {
+        nextDirs.set(dir, listed);
+        watch!.has(dir);
+        listed.from += shift;
+        listed.to += shift;
+      }
+      for (let i = from; i < to; i++) {
+        files.push(last.files[i]!);
+        canonical.push(last.canonical[i]!);
+      }
+      return true;
     };
     try {
-      visit(this.root, '', rootLayers);
+      visit(this.root, '', rootLayers, dirty !== null, false);
     } catch (err) {
       // Entries this scan set or dropped are not all logged: the next write rewrites the file.
       this.onDisk = null;
       this.dirty = true;
+      watch?.end(false);
       throw err;
     }
+    watch?.end(true);
     this.dirs = nextDirs;
-    // Every entry left was seen unless some file is gone: then drop what no scan saw.
-    if (kept !== cache.size)
+    this.last = watch ? { files, canonical } : null;
+    // Every entry left was seen unless some file is gone: then drop what no scan saw. (A scan
+    // trusting the watcher dropped what it found gone as it went: it did not see everything.)
+    if (!dirty && kept !== cache.size)
       for (const [rel, entry] of cache)
         if (entry.seen !== generation) {
           cache.delete(rel);
@@ -492,7 +681,14 @@ export class TreeScanner {
     if (changed || fresh.length > 0 || dropped.length > 0) this.dirty = true;
     if (this.dirty && identity && this.options.cacheFile)
       this.dirty = !this.persist(this.options.cacheFile, identity, fresh, dropped);
-    return { files, canonical, filesRead, dirsListed };
+    return {
+      files,
+      canonical,
+      filesRead,
+      dirsListed,
+      filesStatted,
+      ...(watch ? { distrust: watch.distrust } : {}),
+    };
   }
 }
 

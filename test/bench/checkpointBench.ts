@@ -19,8 +19,14 @@
  * run) and their median is the figure: one measurement of a 100-300 ms step moves by 2x on
  * the shared machine.
  *
+ * The studio side watches its folder and checkpoints through `syncedSnapshot()` (the server's
+ * way): below the table, every checkpoint run says which path it took (the watcher's dirty paths
+ * or a full scan, and why) and how its time split (cookie wait, tree walk, the rest: manifest
+ * text and hash, delta and durable write).
+ *
  * Env: BENCH_FILES (default 20000), BENCH_MB (default 300), BENCH_KEEP=1 keeps the temp dir,
- * BENCH_PROFILE=<dir> writes a CPU profile of the studio side there (`node --cpu-prof`).
+ * BENCH_PROFILE=<dir> writes a CPU profile of the studio side there (`node --cpu-prof`),
+ * BENCH_WATCH=0 runs the studio side without its folder watcher (every checkpoint a full scan).
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -52,6 +58,16 @@ const STEPS: { step: Step; label: string }[] = [
   { step: 'restoreAll', label: 'restore of the whole tree' },
 ];
 
+/** The studio's report of a step's last scan (ProjectWorkspace.lastScan). */
+interface ScanReport {
+  path: 'WATCHER' | 'FULL';
+  distrust: string | null;
+  syncMs: number;
+  walkMs: number;
+  filesStatted: number;
+  filesRead: number;
+}
+
 interface SideResult {
   /** Each step's figure: the median of its runs. */
   ms: Record<Step, number>;
@@ -61,6 +77,8 @@ interface SideResult {
   peakRssMb: number;
   /** The studio side's peak RSS (MiB) after each step. */
   rssAfter?: Record<Step, number>;
+  /** The studio side's scan report of each run, parallel to `runs`. */
+  scans?: Record<Step, (ScanReport | null)[]>;
 }
 
 function git(
@@ -202,10 +220,13 @@ function studioSide(tree: BenchTree, dataDir: string, child: string): Side {
     return JSON.parse(next.value) as Record<string, unknown>;
   };
   const runs = {} as Record<Step, number[]>;
+  const scans = {} as Record<Step, (ScanReport | null)[]>;
   return {
     step: async (step, rep) => {
-      const ms = (await ask(`${step} ${rep}`)).ms as number;
+      const answer = await ask(`${step} ${rep}`);
+      const ms = answer.ms as number;
       (runs[step] ??= []).push(ms);
+      (scans[step] ??= []).push((answer.scan as ScanReport | null) ?? null);
       return ms;
     },
     finish: async () => {
@@ -216,6 +237,7 @@ function studioSide(tree: BenchTree, dataDir: string, child: string): Side {
         storeBytes: dirBytes(dataDir),
         peakRssMb: end.peakRssMb,
         rssAfter: end.rssAfter,
+        scans,
       };
     },
   };
@@ -324,6 +346,22 @@ async function main(): Promise<void> {
           `${label}, every run (median above): studio ${studio.runs[step].map(fmtMs).join(', ')}; ` +
             `git ${shadow.runs[step].map(fmtMs).join(', ')}`,
         );
+    // Which path each studio checkpoint took, so the figures say what they measured.
+    for (const { step, label } of STEPS) {
+      if (step !== 'first' && step !== 'one' && step !== 'thousand') continue;
+      const reports = studio.scans?.[step] ?? [];
+      const parts = reports.map((r, i) => {
+        const ms = studio.runs[step][i]!;
+        if (!r) return `${fmtMs(ms)} (no report)`;
+        const how = r.path === 'WATCHER' ? 'watcher' : `full scan (${r.distrust ?? '?'})`;
+        const rest = ms - r.syncMs - r.walkMs;
+        return (
+          `${fmtMs(ms)} by ${how}: cookie ${fmtMs(r.syncMs)}, walk ${fmtMs(r.walkMs)} ` +
+          `(${r.filesStatted} lstat, ${r.filesRead} read), manifest + store ${fmtMs(rest)}`
+        );
+      });
+      console.log(`studio ${label}: ${parts.join('; ')}`);
+    }
     if (studio.rssAfter)
       console.log(
         `studio peak RSS after each step (MiB): ${STEPS.map(({ step }) => `${step} ${studio.rssAfter![step]}`).join(', ')}`,

@@ -3,8 +3,14 @@
  * argv[2]: a JSON file `{ tree: BenchTree, dataDir }`. Driven one step at a time (so the parent
  * can interleave it with git's same step): each stdin line names a step and its run (`one 2`),
  * which is prepared (the tree changed as for git, untimed), timed, and answered with one JSON
- * line `{ step, ms }`;
+ * line `{ step, ms, scan }` (`scan`: the workspace's report of the step's last scan: which path
+ * it took, watcher or full scan, and where its time went);
  * `done` answers `{ peakRssMb, rssAfter }` and exits.
+ *
+ * The workspace watches the folder, as the server's do (Projects.registerProject), and the
+ * checkpoints are `syncedSnapshot()`, as the server takes them: each waits for the watcher's
+ * cookie (that wait is in the figure) and re-stats only what events named when the watcher is
+ * trusted, else scans in full.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -24,6 +30,8 @@ const ws = new ProjectWorkspace({
   contentStore: new ContentStore(join(dataDir, 'blobs')),
   journalDir: join(dataDir, 'journal'),
 });
+// BENCH_WATCH=0: no watcher (every checkpoint a full stat-cache scan), for comparison.
+if (process.env.BENCH_WATCH !== '0') ws.startWatching();
 
 /** Peak RSS (MiB) after each step, so a miss says which step set it. */
 const rssAfter: Record<string, number> = {};
@@ -35,15 +43,15 @@ function expectState(got: WorkspaceState, want: WorkspaceState, what: string): v
 }
 
 /** Prepares the tree as checkpointBench.ts does for git, then returns the timed step. */
-const steps: Record<string, (rep: number) => () => WorkspaceState> = {
-  first: () => () => (states.first = ws.snapshot()),
+const steps: Record<string, (rep: number) => () => WorkspaceState | Promise<WorkspaceState>> = {
+  first: () => async () => (states.first = await ws.syncedSnapshot()),
   one: (rep) => {
     changeFiles(tree, 1, roundOf('one', rep));
-    return () => ws.snapshot();
+    return () => ws.syncedSnapshot();
   },
   thousand: () => {
     changeFiles(tree, 1000, 2);
-    return () => (states.thousand = ws.snapshot());
+    return async () => (states.thousand = await ws.syncedSnapshot());
   },
   restoreOne: (rep) => {
     changeFiles(tree, 1, roundOf('restoreOne', rep));
@@ -73,8 +81,8 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (!prepare) throw new Error(`unknown step ${JSON.stringify(step)}`);
   const run = prepare(Number(rep));
   const started = performance.now();
-  run();
+  await run();
   const ms = performance.now() - started;
   rssAfter[step] = Math.round(process.resourceUsage().maxRSS / 1024);
-  console.log(JSON.stringify({ step, ms }));
+  console.log(JSON.stringify({ step, ms, scan: ws.lastScan }));
 }
