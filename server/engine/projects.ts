@@ -100,7 +100,7 @@ export class Projects {
     const project = await this.projectOfSession(sessionId);
     if (!project) return null;
     const ws = await this.workspace(project.projectId);
-    return diffAgainst(ws, ws.state().files, changes);
+    return diffAgainst(ws, (await ws.syncedState()).files, changes);
   }
 
   /**
@@ -168,6 +168,8 @@ export class Projects {
     // A re-registered project's old workspace lets its folder watcher go.
     this.workspaces.get(input.projectId)?.close();
     this.workspaces.set(input.projectId, ws);
+    // Before the first scan, so that scan is the one the watcher's dirty paths start from.
+    ws.startWatching();
     try {
       ws.recover();
       if (this.h.started()) await this.h.restores.recoverRestores();
@@ -256,7 +258,7 @@ export class Projects {
     let snap: { files: ManifestFile[]; contentHash: string };
     try {
       if (ws.hasPendingJournal()) ws.recover();
-      snap = ws.state();
+      snap = await ws.syncedState();
     } catch (error) {
       if (record.unavailableReason) return record;
       return await this.markUnavailable(record, record, error);
@@ -286,7 +288,7 @@ export class Projects {
 
   /** The project's files now, sorted by path (served paged by `StudioProject.files`). */
   async projectFiles(projectId: string): Promise<ManifestFile[]> {
-    return (await this.workspace(projectId)).state().files;
+    return (await (await this.workspace(projectId)).syncedState()).files;
   }
 
   /**
@@ -340,7 +342,7 @@ export class Projects {
         (await this.checkpointsSupported(sessionId)).reason ?? 'No project.',
       );
     const ws = await this.workspace(project.projectId);
-    const snap = ws.snapshot();
+    const snap = await ws.syncedSnapshot();
     const eventFiles = eventFilesFor(this.previousManifest(ws, project), snap.files);
     const checkpointId = `cp_${randomUUID()}`;
     await this.h.append(sessionId, [
