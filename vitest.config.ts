@@ -38,13 +38,10 @@ export default defineConfig({
             // Not yet on PostgreSQL: with concurrent writers a bridge's ingest can commit before
             // the outbox's TOOL_DISPATCHED for the same call (SQLite's one writer hides the race),
             // so these event-order assertions fail there. Kernel ordering, reported in issue 12.
-            'test/server/bridges/bridgesIntegration.test.ts',
-            'test/server/claudeCode/**',
             // A job a killed worker left CLAIMED is taken over at once only when its instance's
             // liveness lock is already gone; a restart that looks before PostgreSQL has ended the
             // dead connection waits for the claim's lease (JOB_LEASE_MS, 60 s). The suite passed
             // here 24 of 24 once and failed once in a fresh-clone CI run on that race.
-            'test/server/crash/**',
             // No store under them (units and sources on MemorySourceHost): the server project
             // runs them; twice would only cost time.
             'test/server/checkpointSizes.test.ts',
