@@ -27,6 +27,10 @@ export default defineConfig({
       {
         // The protocol suites and crash tests again, on PostgreSQL: the same harness, with
         // STUDIO_TEST_STORE=postgres giving each server a fresh database (test/support/harnessStore.ts).
+        // The crash suite included: a restart takes over a killed worker's job during its start
+        // (JobWorker.takeOver looks again while PostgreSQL ends the dead connection); and the
+        // bridge and Claude Code suites: a dispatch commits before the runtime's result
+        // (Decisions.deliverInOrder holds the session while the source is told).
         resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
         test: {
           name: 'server-pg',

@@ -544,6 +544,8 @@ export class Decisions {
           return;
         }
         this.h.fault('delivery-sent');
+        // Forwarded: the instance running the source told it in order, its hook included.
+        if (!source.continueDecision) return;
       }
     }
     await this.afterDecision(decision);

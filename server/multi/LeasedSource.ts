@@ -37,9 +37,10 @@ export interface LeasedSourceOptions {
   /** This instance's name, for the status line. */
   instance: string;
   /**
-   * Runs a decision delivery forwarded from another instance on the real source, in order
-   * (Engine.deliverInOrder: under the session's lock, with what the source records of it).
-   * Without it the delivery is a plain call.
+   * Runs a decision delivery forwarded from another instance on the real source, in order, its
+   * `onDecisionRecorded` included (Engine.deliverInOrder: under the session's lock, with what
+   * the source records of it); the forwarding instance does not call that hook again. Without
+   * it the delivery is a plain call.
    */
   deliverInOrder?: (source: Source, decision: ToolDecision) => Promise<void>;
   /** Runs after the real source started here (the demo seeds its sessions). */

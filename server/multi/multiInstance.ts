@@ -65,10 +65,11 @@ export class MultiInstance {
       calls: this.calls,
       instance: this.instance,
       onProblem: this.options.onProblem,
-      deliverInOrder: (source, decision) =>
-        this.deliverInOrder
-          ? this.deliverInOrder(source, decision)
-          : source.deliverDecision!(decision),
+      deliverInOrder: async (source, decision) => {
+        if (this.deliverInOrder) return this.deliverInOrder(source, decision);
+        await source.deliverDecision!(decision);
+        source.onDecisionRecorded?.(decision);
+      },
       ...(afterStart ? { afterStart } : {}),
     });
     if (this.sources.has(leased.sourceId))
