@@ -87,6 +87,8 @@ export class Decisions {
     draft: EventDraft,
     effects: AfterCommit[],
   ): Promise<EventDraft[]> {
+    // Only these two types answer to the policy: the others skip its read (one per event).
+    if (draft.type !== 'RUN_STARTED' && draft.type !== 'APPROVAL_REQUESTED') return [];
     const policy = await this.h.policy(session.appId);
     if (draft.type === 'RUN_STARTED' && agentsStopped(policy)) {
       effects.push({ kind: 'stopRun', sessionId: session.sessionId, runId: draft.runId });

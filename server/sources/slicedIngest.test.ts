@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SlicedIngest } from './slicedIngest.ts';
-import { appendNewDrafts } from './bridgeSupport.ts';
+import { appendSafely } from './bridgeSupport.ts';
 import { MemorySourceHost } from '../../test/fakes/MemorySourceHost.ts';
 
 function make(options: {
@@ -99,7 +99,7 @@ describe('SlicedIngest.host: appends gathered inside a slice', () => {
       maxMs: 60_000,
       apply: async ({ session, n, read }) => {
         if (read) seen.push((await ingest.host.findSession(session))?.lastEventSeq ?? 'none');
-        await appendNewDrafts(
+        await appendSafely(
           ingest.host,
           session,
           [

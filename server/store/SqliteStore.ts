@@ -38,6 +38,10 @@ import type {
 } from './records.ts';
 import { eventText, ftsQuery, sessionToken, snippetParts } from './eventText.ts';
 import { SQLITE_MIGRATIONS } from './sqliteMigrations.ts';
+import { SqliteCheckpointer } from './sqliteCheckpointer.ts';
+
+/** SQLite's own default, for the writer when the checkpoint worker is gone. */
+const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
 
 type Row = { state: string };
 const parse = <T>(row: Row | undefined): T | null => (row ? (JSON.parse(row.state) as T) : null);
@@ -115,6 +119,7 @@ export class SqliteStore implements Store {
   private readonly reads = new Queue();
   private readonly listeners = new Set<(n: StoreNotification) => void>();
   private closed = false;
+  private readonly checkpointer: SqliteCheckpointer;
 
   constructor(private readonly file: string) {
     this.db = new Database(file);
@@ -129,6 +134,18 @@ export class SqliteStore implements Store {
     readDb.pragma('busy_timeout = 5000');
     this.reader = new Connection(readDb);
     this.backfillSearch();
+    // Checkpoints run on a worker thread (sqliteCheckpointer.ts), not inside a COMMIT on the
+    // event loop; should the worker fail, the writer checkpoints by itself again.
+    this.db.pragma('wal_autocheckpoint = 0');
+    this.checkpointer = new SqliteCheckpointer(file, () => {
+      if (this.closed) return;
+      this.db.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+    });
+  }
+
+  /** Copies the WAL back into the database file now (tests; the worker also does it on its own). */
+  checkpointNow(): Promise<void> {
+    return this.checkpointer.checkpointNow();
   }
 
   /** Applies every migration not yet recorded (synchronously: the writer is idle at start). */
@@ -225,6 +242,7 @@ export class SqliteStore implements Store {
     // Let the transactions already queued finish first.
     await this.writes.run(() => Promise.resolve());
     await this.reads.run(() => Promise.resolve());
+    await this.checkpointer.close();
     this.reader.db.close();
     this.db.close();
   }
@@ -332,7 +350,7 @@ class SqliteTx implements Tx {
     // Same transaction as the event: the search index never lags the log.
     this.w(INDEX_EVENT).run(
       sessionToken(row.sessionId),
-      eventText(row.payload),
+      row.text ?? eventText(row.payload),
       row.sessionId,
       row.seq,
       row.type,

@@ -31,6 +31,8 @@ export interface EventRow {
   /** The whole event as served: JSON of __typename, the AgentEventBase fields and the member fields. */
   payload: string;
   foreignId: string | null;
+  /** The event's searchable text (eventTextOf the served value), when the appender has it. */
+  text?: string;
 }
 
 /** One match of a whole-session search, newest first; `cursor` pages on (exclusive). */

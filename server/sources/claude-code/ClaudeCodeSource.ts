@@ -27,7 +27,7 @@ import type { EventDraft, QuestionValue } from '../../engine/eventDrafts.ts';
 import type { Logger } from '../../logger.ts';
 import {
   SILENT_LOGGER,
-  appendNewDrafts,
+  appendSafely,
   approvalExpiresAt,
   approvalIdFor,
   budgetDimension,
@@ -218,7 +218,7 @@ export class ClaudeCodeSource implements Source {
     const newRun = conversation.runId === null;
     if (newRun) conversation.runId = `run-${randomUUID()}`;
     const runId = conversation.runId as string;
-    await appendNewDrafts(
+    await appendSafely(
       host,
       session.sessionId,
       [
@@ -965,7 +965,7 @@ export class ClaudeCodeSource implements Source {
 
   private async append(sessionId: string, drafts: EventDraft[]): Promise<void> {
     if (drafts.length === 0) return;
-    await appendNewDrafts(this.requireHost(), sessionId, drafts, [this.options.apiKey]);
+    await appendSafely(this.requireHost(), sessionId, drafts, [this.options.apiKey]);
   }
 
   private writeDiff(

@@ -17,7 +17,6 @@ import { SlicedIngest, type SlicedIngestOptions } from '../slicedIngest.ts';
 import { ProposalDiffs, leviathFileChanges } from '../proposedFileChanges.ts';
 import {
   SILENT_LOGGER,
-  appendNewDrafts,
   appendSafely,
   backoffDelay,
   DEFAULT_BACKOFF,
@@ -664,7 +663,7 @@ export class LeviathSource implements Source {
 
   private async appendNew(sessionId: string, drafts: EventDraft[]): Promise<void> {
     if (drafts.length === 0) return;
-    await appendNewDrafts(this.requireHost(), sessionId, drafts, [this.options.token]);
+    await appendSafely(this.requireHost(), sessionId, drafts, [this.options.token]);
   }
 
   private requireIngest(): SlicedIngest<IngestItem> {

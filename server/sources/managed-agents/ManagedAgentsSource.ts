@@ -20,7 +20,6 @@ import { StudioError } from '../../engine/StudioError.ts';
 import type { Logger } from '../../logger.ts';
 import {
   SILENT_LOGGER,
-  appendNewDrafts,
   appendSafely,
   backoffDelay,
   DEFAULT_BACKOFF,
@@ -663,9 +662,7 @@ export class ManagedAgentsSource implements Source {
   }
 
   private async appendNew(follow: Follow, drafts: EventDraft[]): Promise<void> {
-    await appendNewDrafts(this.requireHost(), follow.studioSessionId, drafts, [
-      this.options.apiKey,
-    ]);
+    await appendSafely(this.requireHost(), follow.studioSessionId, drafts, [this.options.apiKey]);
   }
 
   /** Appends outside the caller's flow (a hook the engine calls after its commit). */

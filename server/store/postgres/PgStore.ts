@@ -736,7 +736,7 @@ export class PgTx implements Tx {
 
   async insertEvent(row: EventRow): Promise<void> {
     this.w();
-    const body = pgText(eventText(row.payload));
+    const body = pgText(row.text ?? eventText(row.payload));
     // Same statement as the event: the search index never lags the log. Deferred (see PgTx).
     this.defer(
       `WITH e AS (

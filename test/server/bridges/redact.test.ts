@@ -6,8 +6,10 @@ import {
   foreignArgumentHash,
   FOREIGN_PAYLOAD_MAX_BYTES,
   isSecretKey,
+  REDACTED,
   redactForeignPayload,
 } from '../../../server/sources/redact.ts';
+import { scrubSecrets } from '../../../server/sources/bridgeSupport.ts';
 
 describe('canonicalJson', () => {
   it('sorts keys by code unit at every level and writes no whitespace', () => {
@@ -129,5 +131,27 @@ describe('redactForeignPayload', () => {
     const { payloadJson } = redactForeignPayload({ text: '€'.repeat(5000) }, { maxBytes: 1024 });
     expect(byteLength(payloadJson)).toBeLessThanOrEqual(1024);
     expect(() => JSON.parse(payloadJson) as unknown).not.toThrow();
+  });
+});
+
+describe('scrubSecrets', () => {
+  const secret = 'sk-ant-"quoted\\secret';
+
+  it('replaces a secret in any nested string, even one JSON would escape', () => {
+    const drafts = [
+      { type: 'LOG', lines: ['ok', { text: `key=${secret}!` }] },
+      { type: 'LOG', message: 'clean' },
+    ];
+    const scrubbed = scrubSecrets(drafts, [secret]);
+    expect(JSON.stringify(scrubbed)).not.toContain('quoted');
+    expect(scrubbed[0]).toEqual({ type: 'LOG', lines: ['ok', { text: `key=${REDACTED}!` }] });
+    expect(scrubbed[1]).toEqual({ type: 'LOG', message: 'clean' });
+  });
+
+  it('returns the same value, uncopied, when no string mentions a secret', () => {
+    const drafts = [{ type: 'LOG', lines: ['sk-ant', { n: 1, text: null }] }];
+    expect(scrubSecrets(drafts, [secret, 'abc'])).toBe(drafts);
+    // Secrets shorter than four characters are never looked for.
+    expect(scrubSecrets(drafts, ['sk'])).toBe(drafts);
   });
 });
