@@ -96,6 +96,7 @@ export type Reads = Pick<
   | 'readEvents'
   | 'readEventPayloads'
   | 'hasForeignId'
+  | 'storedForeignIds'
   | 'countEvents'
   | 'searchEvents'
   | 'getSession'

@@ -402,6 +402,16 @@ class SqliteTx implements Tx {
     );
   }
 
+  async storedForeignIds(sessionId: string, foreignIds: readonly string[]): Promise<Set<string>> {
+    if (foreignIds.length === 0) return new Set();
+    const rows = this.s(
+      'SELECT foreign_id FROM events WHERE session_id = ? AND foreign_id IN (SELECT value FROM json_each(?))',
+    )
+      .pluck()
+      .all(sessionId, JSON.stringify(foreignIds)) as string[];
+    return new Set(rows);
+  }
+
   async countEvents(sessionId: string): Promise<number> {
     return (
       this.s('SELECT count(*) AS n FROM events WHERE session_id = ?').get(sessionId) as {

@@ -122,6 +122,11 @@ export interface Tx {
   /** The served JSON of events with seq > afterSeq, ascending, at most `limit` (the replay hot path). */
   readEventPayloads(sessionId: string, afterSeq: bigint, limit: number): Promise<string[]>;
   hasForeignId(sessionId: string, foreignId: string): Promise<boolean>;
+  /**
+   * Which of `foreignIds` the session has stored (one query for a whole append: a bridge's
+   * append of 50 drafts asked hasForeignId 50 times, 50 round trips on PostgreSQL).
+   */
+  storedForeignIds(sessionId: string, foreignIds: readonly string[]): Promise<Set<string>>;
   countEvents(sessionId: string): Promise<number>;
   /**
    * Full-text search over one session's events (every event's text, see eventText.ts), newest

@@ -1,7 +1,8 @@
 /**
  * A restart on the same data dir loses nothing: the log (eventIds and seqs), sessions,
  * checkpoints, pending approvals and the token survive, and a restore cut off after its
- * RESTORE_PREIMAGE step is finished at the next start.
+ * RESTORE_PREIMAGE step is finished at the next start; a patch cut off while it ran ends
+ * outcome unknown.
  */
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -147,6 +148,55 @@ describe('restart', () => {
       const seqs = events.map((e) => BigInt(e.seq));
       expect(seqs).toEqual(seqs.map((_, i) => BigInt(i + 1)));
       expect(second.logs.filter((l) => l.includes(token))).toEqual([]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('ends a patch the demo dispatched but never finished as outcome unknown, then preempts its run', async () => {
+    const dataDir = freshDir();
+    const first = await startHarness({ dataDir, keepDataDir: true });
+    const c1 = makeClient(first);
+    const session = await createSession(c1, 'BUILD', 'sample-app');
+    // What a kill between the patch's TOOL_DISPATCHED and its result leaves in the log.
+    const runId = 'run_cut_patch';
+    const base = {
+      runId,
+      toolCallId: 'tc_cut_patch',
+      toolName: 'workspace.file.patch',
+      toolVersion: '1.0.0',
+    };
+    await first.server.engine.append(session.sessionId, [
+      { type: 'RUN_STARTED', runId },
+      {
+        ...base,
+        type: 'TOOL_PROPOSED',
+        status: 'PROPOSED',
+        executor: 'SERVER',
+        safeSummary: 'Edit README.md',
+        argumentHash: `sha256:${'0'.repeat(64)}`,
+        argumentsJson: '{}',
+        contextVersion: '1',
+      },
+      { ...base, type: 'TOOL_DISPATCHED', status: 'RUNNING', executor: 'SERVER' },
+    ]);
+    await first.close();
+
+    const second = await startHarness({ dataDir });
+    try {
+      const c2 = makeClient(second);
+      await waitForRunEnd(c2, session.sessionId, runId);
+      const events = (await history(c2, session.sessionId)).filter((e) => e.runId === runId);
+      expect(typesOf(events)).toEqual([
+        'RUN_STARTED',
+        'TOOL_PROPOSED',
+        'TOOL_DISPATCHED',
+        'TOOL_OUTCOME_UNKNOWN',
+        'RUN_PREEMPTED',
+      ]);
+      expect((await second.server.engine.reads.getToolCall(base.toolCallId))?.status).toBe(
+        'OUTCOME_UNKNOWN',
+      );
     } finally {
       await second.close();
     }

@@ -84,12 +84,50 @@ export class DemoAgent implements Source {
       }
       // A decision the outbox has not carried out yet: its job runs the call and ends the run.
       if (await this.decisionOutstanding(session.currentRunId)) continue;
+      await this.endCutCalls(session.sessionId, session.currentRunId);
       await this.engine.endRun(
         session.sessionId,
         session.currentRunId,
         'RUN_PREEMPTED',
         'The studio restarted during this run.',
       );
+    }
+  }
+
+  /**
+   * The run's calls a restart cut off while they ran (a patch dispatched, its result never
+   * recorded) end TOOL_OUTCOME_UNKNOWN: the workspace journal finished or undid the write at
+   * start, so the files are wholly before or after it, but which is not known here.
+   */
+  private async endCutCalls(sessionId: string, runId: string): Promise<void> {
+    const dispatched: string[] = [];
+    for (let after = 0n; ;) {
+      const rows = await this.engine.reads.readEvents(sessionId, after, 1000);
+      for (const row of rows)
+        if (row.type === 'TOOL_DISPATCHED' && row.runId === runId)
+          dispatched.push((JSON.parse(row.payload) as { toolCallId: string }).toolCallId);
+      if (rows.length < 1000) break;
+      after = rows[rows.length - 1]!.seq;
+    }
+    for (const toolCallId of dispatched) {
+      const call = await this.engine.reads.getToolCall(toolCallId);
+      if (!call || call.status !== 'RUNNING') continue;
+      await this.append(sessionId, [
+        {
+          runId,
+          toolCallId,
+          toolName: call.toolName,
+          toolVersion: call.toolVersion,
+          type: 'TOOL_OUTCOME_UNKNOWN',
+          status: 'OUTCOME_UNKNOWN',
+          error: {
+            code: ErrorCode.TOOL_FAILED,
+            message:
+              'The studio restarted while this call ran; whether it finished is not known (the checkpoint before it holds the files).',
+            retryable: false,
+          },
+        },
+      ]);
     }
   }
 

@@ -805,6 +805,16 @@ export class PgTx implements Tx {
     return rows.length > 0;
   }
 
+  async storedForeignIds(sessionId: string, foreignIds: readonly string[]): Promise<Set<string>> {
+    if (foreignIds.length === 0) return new Set();
+    const rows = await this.q<{ foreign_id: string }>(
+      'SELECT foreign_id FROM events WHERE session_id = $1 AND foreign_id = ANY($2::text[])',
+      [sessionId, [...foreignIds]],
+      'storedForeignIds',
+    );
+    return new Set(rows.map((r) => r.foreign_id));
+  }
+
   async countEvents(sessionId: string): Promise<number> {
     const rows = await this.q<{ n: string }>(
       'SELECT count(*) AS n FROM events WHERE session_id = $1',

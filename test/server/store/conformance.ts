@@ -210,6 +210,42 @@ export function storeConformance(name: string, open: () => Promise<StoreFixture>
       expect(session?.lastEventSeq).toBe(String(n));
     });
 
+    it('tells which foreign ids a session has stored, its own uncommitted ones included', async () => {
+      const { store } = await start();
+      await store.transaction(async (tx) => {
+        await tx.putSession(sessionRecord('s1'));
+        await tx.putSession(sessionRecord('s2'));
+        for (const [sessionId, foreignId, seq] of [
+          ['s1', "run/1 o'quote", 1n],
+          ['s1', 'run/2', 2n],
+          ['s2', 'run/3', 1n],
+        ] as const)
+          await tx.insertEvent({
+            sessionId,
+            seq,
+            eventId: `${sessionId}-${seq}`,
+            type: 'STUDIO_LOG',
+            runId: null,
+            createdAt: AT,
+            payload: '{}',
+            foreignId,
+          });
+        // Inside the writing transaction, after a deferred write (PostgreSQL sends both at once).
+        await tx.putMeta('k', 'v');
+        expect(await tx.storedForeignIds('s1', ['run/2', 'run/3', 'none'])).toEqual(
+          new Set(['run/2']),
+        );
+      });
+      const found = await store.transaction(
+        (tx) => tx.storedForeignIds('s1', ["run/1 o'quote", 'run/2', 'run/3', 'run/2']),
+        { readOnly: true },
+      );
+      expect(found).toEqual(new Set(["run/1 o'quote", 'run/2']));
+      expect(
+        await store.transaction((tx) => tx.storedForeignIds('s1', []), { readOnly: true }),
+      ).toEqual(new Set());
+    });
+
     it('reads event payloads in order in large batches', async () => {
       const { store } = await start();
       await store.transaction(async (tx) => {
