@@ -1,4 +1,11 @@
-import { act, cleanup as cleanupDom, render, screen, waitFor, within } from '@testing-library/react';
+import {
+  act,
+  cleanup as cleanupDom,
+  render,
+  screen,
+  waitFor,
+  within,
+} from '@testing-library/react';
 import axe from 'axe-core';
 import userEvent from '@testing-library/user-event';
 import { Provider } from 'urql';
