@@ -65,11 +65,11 @@ export class MultiInstance {
       calls: this.calls,
       instance: this.instance,
       onProblem: this.options.onProblem,
-      deliverInOrder: async (source, decision) => {
-        if (this.deliverInOrder) return this.deliverInOrder(source, decision);
-        await source.deliverDecision!(decision);
-        source.onDecisionRecorded?.(decision);
-      },
+      // Without an engine (set by app.ts) the delivery is a plain call.
+      deliverInOrder: (source, decision) =>
+        this.deliverInOrder
+          ? this.deliverInOrder(source, decision)
+          : source.deliverDecision!(decision),
       ...(afterStart ? { afterStart } : {}),
     });
     if (this.sources.has(leased.sourceId))
