@@ -27,6 +27,10 @@ export default defineConfig({
       {
         // The protocol suites and crash tests again, on PostgreSQL: the same harness, with
         // STUDIO_TEST_STORE=postgres giving each server a fresh database (test/support/harnessStore.ts).
+        // The crash suite included: a restart takes over a killed worker's job during its start
+        // (JobWorker.takeOver looks again while PostgreSQL ends the dead connection); and the
+        // bridge-integration and Claude Code suites: a dispatch commits before the runtime's result
+        // (Decisions.deliverInOrder holds the session while the source is told).
         resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
         test: {
           name: 'server-pg',
@@ -35,16 +39,19 @@ export default defineConfig({
           exclude: [
             // The store suites run each store explicitly (sqlite.test.ts, pg.test.ts).
             'test/server/store/**',
+            // A race inside ClaudeCodeSource, not the store's: a subagent's ask reads who asked
+            // (askedBy) from what the source's message loop mapped so far; when the loop is behind
+            // (slower appends at load 6-8) the card says "subagent <agent id>" instead of the
+            // Agent call's task (failed once in four server-pg runs). Fixing it is in
+            // server/sources/claude-code. The other Claude Code suites run here.
+            'test/server/claudeCode/claudeCodeSource.test.ts',
             // Not yet on PostgreSQL: with concurrent writers a bridge's ingest can commit before
             // the outbox's TOOL_DISPATCHED for the same call (SQLite's one writer hides the race),
             // so these event-order assertions fail there. Kernel ordering, reported in issue 12.
-            'test/server/bridges/bridgesIntegration.test.ts',
-            'test/server/claudeCode/**',
             // A job a killed worker left CLAIMED is taken over at once only when its instance's
             // liveness lock is already gone; a restart that looks before PostgreSQL has ended the
             // dead connection waits for the claim's lease (JOB_LEASE_MS, 60 s). The suite passed
             // here 24 of 24 once and failed once in a fresh-clone CI run on that race.
-            'test/server/crash/**',
             // No store under them (units and sources on MemorySourceHost): the server project
             // runs them; twice would only cost time.
             'test/server/checkpointSizes.test.ts',

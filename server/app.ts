@@ -110,6 +110,7 @@ export async function startStudioServer(options: StudioServerOptions): Promise<S
       : {}),
     ...(options.faultInjector ? { faultInjector: options.faultInjector } : {}),
   });
+  if (multi) multi.deliverInOrder = (source, decision) => engine.deliverInOrder(source, decision);
   if (options.demo ?? true) {
     const makeDemo = () => new DemoAgent({ engine, dataDir, stepMs: options.demoStepMs ?? 350 });
     if (multi) {

@@ -17,7 +17,13 @@ import type { JobRecord, JobStatus } from '../store/Store.ts';
 import type { ApprovalRuleRecord, RestoreJobRecord, SessionRecord } from '../store/records.ts';
 import type { EventDraft, StoredEvent } from './eventDrafts.ts';
 import type { Logger } from '../logger.ts';
-import type { SessionInfo, Source, SourceHost, SourceStatus } from '../sources/Source.ts';
+import type {
+  SessionInfo,
+  Source,
+  SourceHost,
+  SourceStatus,
+  ToolDecision,
+} from '../sources/Source.ts';
 import { project } from './projector.ts';
 import { newEventId } from './eventIds.ts';
 import { eventTextOf } from '../store/eventText.ts';
@@ -768,6 +774,16 @@ export class Engine {
 
   canAskAgain(...args: Parameters<Decisions['canAskAgain']>) {
     return this.decisions.canAskAgain(...args);
+  }
+
+  /**
+   * A decision delivery forwarded from another instance, run here where the source runs
+   * (LeasedSource), in order as the outbox runs one (Decisions.deliverInOrder). Throws the
+   * runtime's refusal, which the forwarding instance's job handles.
+   */
+  async deliverInOrder(source: Source, decision: ToolDecision): Promise<void> {
+    const refused = await this.decisions.deliverInOrder(source, decision, true);
+    if (refused) throw refused.error;
   }
 
   askAgain(...args: Parameters<Decisions['askAgain']>) {

@@ -12,7 +12,7 @@ import { JOBS_CHANNEL } from './jobs.ts';
 import type { JobRecord } from '../store/Store.ts';
 import type { ApprovalRecord, SessionRecord, ToolCallRecord } from '../store/records.ts';
 import type { EventDraft } from './eventDrafts.ts';
-import type { ToolDecision } from '../sources/Source.ts';
+import type { Source, ToolDecision } from '../sources/Source.ts';
 import { approvalFieldsOf } from './recordDrafts.ts';
 import { revocationDrafts } from './approvalLifecycle.ts';
 import { decidingRule, noteRuleUse } from './approvalRules.ts';
@@ -30,6 +30,14 @@ import type { Sessions } from './sessions.ts';
 
 /** How long a decision being checked and recorded holds its approval (see decidingClaim). */
 const DECIDING_CLAIM_MS = 30_000;
+
+/**
+ * False for a source registered here that runs on another instance (LeasedSource's `runsHere`);
+ * true for every other source.
+ */
+function runsHere(source: Source): boolean {
+  return (source as { runsHere?: boolean }).runsHere !== false;
+}
 
 export interface DecideInput {
   sessionId: string;
@@ -518,7 +526,15 @@ export class Decisions {
       deliver: boolean;
     };
     const source = await this.h.sourceOf(decision.sessionId);
-    if (deliver && !ENGINE_TOOLS.has(decision.toolName) && source?.deliverDecision) {
+    const engineTool = ENGINE_TOOLS.has(decision.toolName);
+    // A source that runs here hears the decision under the session's lock (deliverInOrder); one
+    // on another instance is called through the database and orders it there (LeasedSource).
+    if (source && !engineTool && !source.continueDecision && runsHere(source)) {
+      const refused = await this.deliverInOrder(source, decision, deliver, true);
+      if (refused) await this.deliveryRefused(decision, refused.error, job.attempts > 1);
+      return;
+    }
+    if (deliver && !engineTool && source?.deliverDecision) {
       const call = await this.h.db.getToolCall(decision.toolCallId);
       // A grant moves the call on only once the runtime acts on it (TOOL_DISPATCHED, its end).
       const movedOn = decision.approved && call?.status !== 'WAITING_FOR_APPROVAL';
@@ -530,9 +546,52 @@ export class Decisions {
           return;
         }
         this.h.fault('delivery-sent');
+        // Forwarded: the instance running the source told it in order, its hook included.
+        if (!source.continueDecision) return;
       }
     }
     await this.afterDecision(decision);
+  }
+
+  /**
+   * Tells a source that runs on this instance a recorded decision, in order: one transaction
+   * holds the session (its row lock on PostgreSQL, the one writer on SQLite) from before the
+   * runtime hears the decision until what the source records of it (the confirmation it sent,
+   * TOOL_DISPATCHED from `onDecisionRecorded`, appended "later" included: `writeSettled`) is
+   * written, so what the runtime does next (the call's result, which the bridge appends to the
+   * same session) can only commit after the dispatch. A grant the runtime already moved on (it
+   * took the decision before a crash) is not told again. Returns the runtime's refusal, if any
+   * (the caller ends the call); the source's hook then does not run. A transaction run again
+   * after a conflict tells the source again, which refuses or ignores a decision it already
+   * took (Source.deliverDecision).
+   */
+  async deliverInOrder(
+    source: Source,
+    decision: ToolDecision,
+    deliver: boolean,
+    faults = false,
+  ): Promise<{ error: unknown } | null> {
+    let refused: { error: unknown } | null = null;
+    await this.h.kernel.writeSettled(async () => {
+      refused = null;
+      await this.h.db.lockSession(decision.sessionId);
+      if (deliver && source.deliverDecision) {
+        const call = await this.h.db.getToolCall(decision.toolCallId);
+        // A grant moves the call on only once the runtime acts on it (TOOL_DISPATCHED, its end).
+        const movedOn = decision.approved && call?.status !== 'WAITING_FOR_APPROVAL';
+        if (!movedOn) {
+          try {
+            await source.deliverDecision(decision);
+          } catch (error) {
+            refused = { error };
+            return;
+          }
+          if (faults) this.h.fault('delivery-sent');
+        }
+      }
+      source.onDecisionRecorded?.(decision);
+    });
+    return refused;
   }
 
   /**

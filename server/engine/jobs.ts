@@ -9,7 +9,8 @@
  * At start (`recover`), jobs a dead worker left CLAIMED are taken over: on a store only this
  * process uses (SQLite) every CLAIMED job is a dead one's; on a shared store (PostgreSQL) a job
  * is taken over once its lease ran out, or once the instance that claimed it lost its
- * connection to the database (PgStore.claimJob).
+ * connection to the database (PgStore.claimJob); the starting worker keeps looking for a few
+ * seconds (`takeOver`), since PostgreSQL may not have ended a killed instance's connection yet.
  */
 import { randomUUID } from 'node:crypto';
 import type { JobRecord } from '../store/Store.ts';
@@ -21,6 +22,13 @@ export const JOBS_CHANNEL = 'studio_jobs';
 
 /** How long a claim holds before another worker may take the job over. */
 export const JOB_LEASE_MS = 60_000;
+
+/**
+ * On a shared store, how long a starting worker keeps looking at jobs another instance left
+ * CLAIMED, every TAKEOVER_POLL_MS, before it leaves them to their claims (see `recover`).
+ */
+export const JOB_TAKEOVER_WAIT_MS = 5_000;
+const TAKEOVER_POLL_MS = 100;
 
 export type JobHandler = (job: JobRecord) => Promise<void>;
 
@@ -37,6 +45,7 @@ export class JobWorker {
     private readonly handlers: Record<string, JobHandler>,
     private readonly now: () => number,
     private readonly leaseMs = JOB_LEASE_MS,
+    private readonly takeoverWaitMs = JOB_TAKEOVER_WAIT_MS,
   ) {}
 
   private get kinds(): string[] {
@@ -87,7 +96,10 @@ export class JobWorker {
     this.logger.warn('resuming jobs left by a stopped server', {
       jobs: mine.map((j) => `${j.kind}:${j.key}`).join(', '),
     });
-    if (this.kernel.shared) return; // Their claims lapse (lease or instance gone); drain() takes them.
+    if (this.kernel.shared) {
+      await this.kernel.detached(() => this.takeOver());
+      return;
+    }
     // Only this process uses the store: each CLAIMED job's worker is gone. Claim it as if its
     // lease had run out (the clock far ahead), and run it now.
     for (;;) {
@@ -96,6 +108,27 @@ export class JobWorker {
       );
       if (!job) break;
       await this.run(job);
+    }
+  }
+
+  /**
+   * A shared store: a claim lapses once its instance lost its liveness lock (or its lease ran
+   * out), and only then may this worker take the job (PgStore.claimJob). A restart right after a
+   * kill can look before PostgreSQL has ended the dead instance's connection, when its lock still
+   * looks held; so the starting worker looks again every TAKEOVER_POLL_MS while jobs of its kinds
+   * are CLAIMED by someone else, for up to JOB_TAKEOVER_WAIT_MS, running each as soon as its
+   * claim lapses. A live instance's job is never taken: it stays CLAIMED (or ends) meanwhile,
+   * and after the wait the sweep's wakes keep looking (every sweep re-checks the lock).
+   */
+  private async takeOver(): Promise<void> {
+    const deadline = Date.now() + this.takeoverWaitMs;
+    for (;;) {
+      await this.drain();
+      const others = (await this.kernel.read((tx) => tx.listJobs(['CLAIMED']))).filter(
+        (job) => this.kinds.includes(job.kind) && job.workerId !== this.workerId,
+      );
+      if (others.length === 0 || this.stopped || Date.now() >= deadline) return;
+      await new Promise((resolve) => setTimeout(resolve, TAKEOVER_POLL_MS));
     }
   }
 

@@ -21,6 +21,11 @@ interface Frame {
   group: Map<string, SessionRecord> | null;
   /** Run once this transaction committed (dropped on rollback or a retried attempt). */
   afterCommit: (() => unknown)[];
+  /**
+   * In a settled write (`writeSettled`): the store calls and joined transactions started in it
+   * that have not settled yet, including ones nobody awaits. Null otherwise (not tracked).
+   */
+  strays: Set<Promise<unknown>> | null;
 }
 
 /** Tx methods that write (run in a write transaction when called outside one). */
@@ -55,6 +60,31 @@ const WRITES = new Set<string>([
 ]);
 
 export type Db = Omit<Tx, 'readOnly'>;
+
+/**
+ * Resolves once `strays` is empty and stays so over a turn of the event loop: a continuation of
+ * a settled call (the next statement of an append nobody awaits) runs in a microtask and joins
+ * before the turn ends.
+ */
+async function settle(strays: Set<Promise<unknown>>): Promise<void> {
+  for (;;) {
+    while (strays.size > 0) await Promise.all([...strays]);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (strays.size === 0) return;
+  }
+}
+
+/** Keeps `value` (a store call's promise) in the frame's strays until it settles. */
+function track<T>(frame: Frame, value: T): T {
+  if (!(value instanceof Promise)) return value;
+  const strays = frame.strays!;
+  const settled: Promise<unknown> = value.then(
+    () => strays.delete(settled),
+    () => strays.delete(settled),
+  );
+  strays.add(settled);
+  return value;
+}
 
 function invoke(tx: Tx, name: string, args: unknown[]): unknown {
   return (tx as unknown as Record<string, (...a: unknown[]) => unknown>)[name]!(...args);
@@ -106,7 +136,10 @@ export class Kernel {
       const writes = WRITES.has(name);
       return (...args: unknown[]): unknown => {
         const frame = this.current();
-        if (frame && (!frame.tx.readOnly || !writes)) return invoke(frame.tx, name, args);
+        if (frame && (!frame.tx.readOnly || !writes))
+          return frame.strays
+            ? track(frame, invoke(frame.tx, name, args))
+            : invoke(frame.tx, name, args);
         if (name === 'notify') throw new Error('notify outside a transaction');
         return writes
           ? this.write(async (tx) => invoke(tx, name, args))
@@ -158,15 +191,30 @@ export class Kernel {
   /** Runs `fn` in a write transaction (joining the open one). */
   async write<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     const frame = this.current();
-    if (frame && !frame.tx.readOnly) return fn(frame.tx);
+    if (frame && !frame.tx.readOnly)
+      return frame.strays ? track(frame, fn(frame.tx)) : fn(frame.tx);
     return this.commit(fn);
+  }
+
+  /**
+   * A write transaction (joining the open one) that commits only once everything started in it
+   * has settled: store calls and joined writes nobody awaits included (a source's hook that
+   * appends "later", from inside the transaction, appends in it). A write started after the
+   * transaction ended is its own, as always. Used where what a source appends must commit with
+   * the transaction that holds the session (Decisions.deliverInOrder). Inside an open write
+   * transaction it joins it, as `write` does (that transaction's end is its own).
+   */
+  async writeSettled<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    const frame = this.current();
+    if (frame && !frame.tx.readOnly) return this.write(fn);
+    return this.commit(fn, (f) => (f.strays = new Set()));
   }
 
   /** Runs a new write transaction; its frame's after-commit steps run once it committed. */
   private async commit<T>(fn: (tx: Tx) => Promise<T>, setup?: (frame: Frame) => void): Promise<T> {
     let last: Frame | null = null;
     const result = await this.store.transaction((tx) => {
-      const frame: Frame = { tx, ended: false, group: null, afterCommit: [] };
+      const frame: Frame = { tx, ended: false, group: null, afterCommit: [], strays: null };
       last = frame;
       setup?.(frame);
       return this.enter(frame, fn);
@@ -229,9 +277,9 @@ export class Kernel {
   /** Runs `fn` in a read-only transaction (joining any open one). */
   async read<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     const frame = this.current();
-    if (frame) return fn(frame.tx);
+    if (frame) return frame.strays ? track(frame, fn(frame.tx)) : fn(frame.tx);
     return this.store.transaction(
-      (tx) => this.enter({ tx, ended: false, group: null, afterCommit: [] }, fn),
+      (tx) => this.enter({ tx, ended: false, group: null, afterCommit: [], strays: null }, fn),
       { readOnly: true },
     );
   }
@@ -243,7 +291,9 @@ export class Kernel {
 
   private async enter<T>(frame: Frame, fn: (tx: Tx) => Promise<T>): Promise<T> {
     try {
-      return await this.als.run(frame, () => fn(frame.tx));
+      const result = await this.als.run(frame, () => fn(frame.tx));
+      if (frame.strays) await settle(frame.strays);
+      return result;
     } finally {
       frame.ended = true;
     }

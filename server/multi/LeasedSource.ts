@@ -11,7 +11,7 @@
  * source is stopped. Calls that must answer at once (`canAskAgain`) are answered by a source
  * object that is never started (`shadow`).
  */
-import type { Source, SourceHost } from '../sources/Source.ts';
+import type { Source, SourceHost, ToolDecision } from '../sources/Source.ts';
 import type { SourceLeases } from '../store/postgres/SourceLeases.ts';
 import type { SourceCalls } from './SourceCalls.ts';
 
@@ -36,6 +36,13 @@ export interface LeasedSourceOptions {
   calls: SourceCalls;
   /** This instance's name, for the status line. */
   instance: string;
+  /**
+   * Runs a decision delivery forwarded from another instance on the real source, in order, its
+   * `onDecisionRecorded` included (Engine.deliverInOrder: under the session's lock, with what
+   * the source records of it); the forwarding instance does not call that hook again. Without
+   * it the delivery is a plain call.
+   */
+  deliverInOrder?: (source: Source, decision: ToolDecision) => Promise<void>;
   /** Runs after the real source started here (the demo seeds its sessions). */
   afterStart?: (source: Source) => Promise<void>;
   onProblem?: (message: string) => void;
@@ -122,6 +129,8 @@ export class LeasedSource implements Source {
       this.stopServing = this.options.calls.serve(this.sourceId, async (method, args) => {
         const fn = target[method];
         if (typeof fn !== 'function') throw new Error(`source ${this.sourceId} has no ${method}`);
+        if (method === 'deliverDecision' && this.options.deliverInOrder && !source.continueDecision)
+          return this.options.deliverInOrder(source, args[0] as ToolDecision);
         return fn.apply(source, args);
       });
       await this.options.afterStart?.(source);

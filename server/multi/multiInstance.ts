@@ -6,7 +6,7 @@
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import type { Source } from '../sources/Source.ts';
+import type { Source, ToolDecision } from '../sources/Source.ts';
 import type { PgStore } from '../store/postgres/PgStore.ts';
 import { SourceLeases } from '../store/postgres/SourceLeases.ts';
 import { LeasedSource } from './LeasedSource.ts';
@@ -27,6 +27,11 @@ export class MultiInstance {
   readonly leases: SourceLeases;
   readonly calls: SourceCalls;
   private readonly sources = new Map<string, LeasedSource>();
+  /**
+   * Where a decision delivery forwarded from another instance runs on the real source (app.ts
+   * sets it to Engine.deliverInOrder once the engine exists).
+   */
+  deliverInOrder: ((source: Source, decision: ToolDecision) => Promise<void>) | null = null;
 
   constructor(private readonly options: MultiInstanceOptions) {
     this.calls = new SourceCalls(options.store, { onProblem: options.onProblem });
@@ -60,6 +65,11 @@ export class MultiInstance {
       calls: this.calls,
       instance: this.instance,
       onProblem: this.options.onProblem,
+      // Without an engine (set by app.ts) the delivery is a plain call.
+      deliverInOrder: (source, decision) =>
+        this.deliverInOrder
+          ? this.deliverInOrder(source, decision)
+          : source.deliverDecision!(decision),
       ...(afterStart ? { afterStart } : {}),
     });
     if (this.sources.has(leased.sourceId))

@@ -341,13 +341,21 @@ describe('bridges in the real server', () => {
       run_id: 'writer-1786409400-cc33dd44',
       request: late,
     });
-    await waitForEvent(
-      c,
-      writer,
-      (e) =>
-        e.type === 'STUDIO_QUESTION_ASKED' &&
-        BigInt(e.seq) > 0n &&
-        e.runId === 'writer-1786409400-cc33dd44',
+    const QUESTIONS = `query H($sessionId: String!) { crowdyStudioAgentHistory(sessionId: $sessionId, first: 200) { events { __typename ... on StudioQuestionEvent { type question { questionId status } } } } }`;
+    const questionEvents = async () =>
+      (
+        await ok<{
+          crowdyStudioAgentHistory: {
+            events: { type?: string; question?: { questionId: string; status: string } }[];
+          };
+        }>(c, QUESTIONS, { sessionId: writer })
+      ).crowdyStudioAgentHistory.events.filter((e) => e.question);
+    // This question's own event (the run already has the first question's).
+    await waitUntil(
+      async () =>
+        (await questionEvents()).some(
+          (e) => e.type === 'STUDIO_QUESTION_ASKED' && e.question?.questionId === 'ask-call_78',
+        ),
       'the second question',
     );
     peer.closeInteraction('ask-call_78');
@@ -361,18 +369,8 @@ describe('bridges in the real server', () => {
       },
     });
     expect(code).toBe('STUDIO_QUESTION_CLOSED');
-    const QUESTIONS = `query H($sessionId: String!) { crowdyStudioAgentHistory(sessionId: $sessionId, first: 200) { events { __typename ... on StudioQuestionEvent { type question { questionId status } } } } }`;
-    const events = (
-      await ok<{
-        crowdyStudioAgentHistory: {
-          events: { type?: string; question?: { questionId: string; status: string } }[];
-        };
-      }>(c, QUESTIONS, { sessionId: writer })
-    ).crowdyStudioAgentHistory.events;
     expect(
-      events
-        .filter((e) => e.question)
-        .map((e) => [e.type, e.question?.questionId, e.question?.status]),
+      (await questionEvents()).map((e) => [e.type, e.question?.questionId, e.question?.status]),
     ).toEqual([
       ['STUDIO_QUESTION_ASKED', 'ask-call_77', 'OPEN'],
       ['STUDIO_QUESTION_ANSWERED', 'ask-call_77', 'ANSWERED'],

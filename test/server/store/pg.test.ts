@@ -5,8 +5,15 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { PgStore, RESYNC_CHANNEL, inline } from '../../../server/store/postgres/PgStore.ts';
-import type { Store, StoreNotification } from '../../../server/store/Store.ts';
+import type {
+  Store,
+  StoreNotification,
+  TransactionOptions,
+  Tx,
+} from '../../../server/store/Store.ts';
 import { freshDatabase } from '../../support/postgresDatabase.ts';
+import { JobWorker } from '../../../server/engine/jobs.ts';
+import { Kernel } from '../../../server/engine/kernel.ts';
 import type { TestDatabase } from '../../support/postgresDatabase.ts';
 import { sessionRecord, storeConformance } from './conformance.ts';
 
@@ -315,6 +322,64 @@ describe('PgStore on a shared database', () => {
     );
     expect(taken).toMatchObject({ workerId: 'worker-a2', attempts: 3, status: 'CLAIMED' });
     expect(await a.transaction((tx) => tx.completeJob(taken!.jobId, 'worker-a2'))).toBe(true);
+  });
+
+  it("a starting worker takes over a job whose instance dies just after it first looked, and never a live instance's job", async () => {
+    const { a, b } = await two();
+    await a.transaction((tx) => tx.enqueueJob({ kind: 'k', key: 'two', payload: '{}' }));
+    const claimed = await a.transaction((tx) => tx.claimJob(['k'], 'worker-a', Date.now(), 60_000));
+    expect(claimed?.workerId).toBe('worker-a');
+    const ran: string[] = [];
+    // B as its kernel sees it, telling when one of its claims found nothing to take.
+    let foundNothing: () => void = () => undefined;
+    const watched = (tx: Tx): Tx =>
+      new Proxy(tx, {
+        get: (target, name: string) => {
+          const value = (target as unknown as Record<string, unknown>)[name];
+          if (name !== 'claimJob' || typeof value !== 'function')
+            return typeof value === 'function' ? value.bind(target) : value;
+          return async (...args: Parameters<Tx['claimJob']>) => {
+            const job = await target.claimJob(...args);
+            if (!job) foundNothing();
+            return job;
+          };
+        },
+      });
+    const bSeen: Store = Object.assign(Object.create(b) as PgStore, {
+      transaction: <T>(fn: (tx: Tx) => Promise<T>, opts?: TransactionOptions) =>
+        b.transaction((tx) => fn(watched(tx)), opts),
+    });
+    const quiet = {
+      info: () => undefined,
+      warn: () => undefined,
+      error: () => undefined,
+      addSecret: () => undefined,
+    };
+    const worker = (waitMs: number) =>
+      new JobWorker(
+        new Kernel(bSeen),
+        quiet,
+        { k: async (job) => void ran.push(job.key) },
+        Date.now,
+        60_000,
+        waitMs,
+      );
+    // A lives: a starting worker leaves its job alone, however long it looks.
+    const patient = worker(300);
+    await patient.start();
+    await patient.stop();
+    expect(ran).toEqual([]);
+    expect((await b.transaction((tx) => tx.getJob(claimed!.jobId)))?.workerId).toBe('worker-a');
+    // A dies (its connections end, as a killed process's do) once the next worker has looked.
+    const emptyClaim = new Promise<void>((resolve) => (foundNothing = resolve));
+    const restarted = worker(10_000);
+    const started = restarted.start();
+    await emptyClaim;
+    await a.close();
+    await started;
+    expect(ran).toEqual(['two']);
+    expect((await b.transaction((tx) => tx.getJob(claimed!.jobId)))?.status).toBe('DONE');
+    await restarted.stop();
   });
 
   it("reads a locked session's current run as the previous lock holder committed it", async () => {
