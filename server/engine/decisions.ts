@@ -535,10 +535,7 @@ export class Decisions {
       return;
     }
     if (deliver && !engineTool && source?.deliverDecision) {
-      const call = await this.h.db.getToolCall(decision.toolCallId);
-      // A grant moves the call on only once the runtime acts on it (TOOL_DISPATCHED, its end).
-      const movedOn = decision.approved && call?.status !== 'WAITING_FOR_APPROVAL';
-      if (!movedOn) {
+      if (!(await this.movedOn(decision))) {
         try {
           await source.deliverDecision(decision);
         } catch (error) {
@@ -551,6 +548,16 @@ export class Decisions {
       }
     }
     await this.afterDecision(decision);
+  }
+
+  /**
+   * Whether the runtime already acted on a grant (a delivery before a crash): a grant moves the
+   * call on only once the runtime acts on it (TOOL_DISPATCHED, its end), so it is not told again.
+   */
+  private async movedOn(decision: ToolDecision): Promise<boolean> {
+    if (!decision.approved) return false;
+    const call = await this.h.db.getToolCall(decision.toolCallId);
+    return call?.status !== 'WAITING_FOR_APPROVAL';
   }
 
   /**
@@ -576,10 +583,7 @@ export class Decisions {
       refused = null;
       await this.h.db.lockSession(decision.sessionId);
       if (deliver && source.deliverDecision) {
-        const call = await this.h.db.getToolCall(decision.toolCallId);
-        // A grant moves the call on only once the runtime acts on it (TOOL_DISPATCHED, its end).
-        const movedOn = decision.approved && call?.status !== 'WAITING_FOR_APPROVAL';
-        if (!movedOn) {
+        if (!(await this.movedOn(decision))) {
           try {
             await source.deliverDecision(decision);
           } catch (error) {
