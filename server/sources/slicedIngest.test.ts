@@ -256,3 +256,53 @@ describe('SocketBackpressure', () => {
     expect(socket.paused).toBe(false);
   });
 });
+
+describe('SlicedIngest on a host that commits before it syncs', () => {
+  /** A host whose group commits report "committed" at once and finish ("on disk") when released. */
+  class SyncingHost extends MemorySourceHost {
+    readonly unsynced: (() => void)[] = [];
+    override async groupCommit<T>(
+      fn: () => Promise<T>,
+      options?: { onCommitted?: () => void },
+    ): Promise<T> {
+      this.groupCommits += 1;
+      const result = await fn();
+      options?.onCommitted?.();
+      await new Promise<void>((resolve) => this.unsynced.push(resolve));
+      return result;
+    }
+  }
+
+  it('applies the next slice while the last one syncs, at most two unsynced, and settles only once all are on disk', async () => {
+    const host = new SyncingHost();
+    const applied: number[] = [];
+    const ingest = new SlicedIngest<number>({
+      host,
+      maxItems: 2,
+      maxMs: 1_000,
+      apply: async (n) => void applied.push(n),
+      onError: (error) => {
+        throw error;
+      },
+    });
+    let settled = false;
+    const done = ingest.push(1, 2, 3, 4, 5, 6).then(() => (settled = true));
+    const until = async (check: () => boolean) => {
+      while (!check()) await new Promise<void>((resolve) => setImmediate(resolve));
+    };
+    // Slice 1 committed and waits for its sync; slice 2 applied meanwhile; slice 3 waits.
+    await until(() => host.unsynced.length === 2);
+    expect(applied).toEqual([1, 2, 3, 4]);
+    for (let i = 0; i < 5; i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(applied).toEqual([1, 2, 3, 4]);
+    host.unsynced.shift()!();
+    await until(() => applied.length === 6);
+    // Everything is applied, but two slices are not on disk yet: the inbox has not settled.
+    expect(settled).toBe(false);
+    host.unsynced.shift()!();
+    host.unsynced.shift()!();
+    await done;
+    expect(settled).toBe(true);
+    expect(host.groupCommits).toBe(3);
+  });
+});

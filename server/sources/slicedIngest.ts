@@ -15,7 +15,7 @@
 import type { EventDraft, StoredEvent } from '../engine/eventDrafts.ts';
 import { yieldToEventLoop } from '../eventLoop.ts';
 import { appendSafely } from './bridgeSupport.ts';
-import type { SourceHost } from './Source.ts';
+import type { GroupCommitOptions, SourceHost } from './Source.ts';
 
 export interface SlicedIngestOptions<T> {
   host: SourceHost;
@@ -88,7 +88,10 @@ class BatchingHost {
           }
         : {}),
       ...(inner.groupCommit
-        ? { groupCommit: <R>(fn: () => Promise<R>) => this.groupCommit(fn) }
+        ? {
+            groupCommit: <R>(fn: () => Promise<R>, options?: GroupCommitOptions) =>
+              this.groupCommit(fn, options),
+          }
         : {}),
       ...(inner.proposalDiff
         ? {
@@ -103,7 +106,7 @@ class BatchingHost {
   }
 
   /** Runs one slice: inside the host's group commit, gathering appends, handed over at its end. */
-  async groupCommit<R>(fn: () => Promise<R>): Promise<R> {
+  async groupCommit<R>(fn: () => Promise<R>, options?: GroupCommitOptions): Promise<R> {
     if (this.batching || !this.inner.groupCommit) return fn();
     return this.inner.groupCommit(async () => {
       this.batching = true;
@@ -115,7 +118,7 @@ class BatchingHost {
       }
       await this.flush();
       return result;
-    });
+    }, options);
   }
 
   private async append(sessionId: string, drafts: EventDraft[]): Promise<StoredEvent[]> {
@@ -218,9 +221,19 @@ export class SlicedIngest<T> {
   private async drain(): Promise<void> {
     const maxItems = this.options.maxItems ?? DEFAULT_SLICE_ITEMS;
     const maxMs = this.options.maxMs ?? DEFAULT_SLICE_MS;
+    // The last slice: committed, its sync (SQLite's WAL fdatasync, off the event loop) maybe
+    // still running. The next slice applies meanwhile; the one after waits for it, so at most
+    // two slices are ever committed but not yet on disk. Nothing is acknowledged by a slice.
+    let syncing: Promise<void> | null = null;
     for (;;) {
       // Yield first: the caller's synchronous code finishes and pending I/O gets its turn.
       await yieldToEventLoop();
+      if (syncing && (this.stopped || this.head >= this.inbox.length)) {
+        // The inbox settles only once what it applied is on disk; then look again.
+        await syncing;
+        syncing = null;
+        continue;
+      }
       if (this.stopped || this.head >= this.inbox.length) {
         // Checked and cleared in one synchronous step, so a push after this starts a new drain.
         this.running = null;
@@ -258,15 +271,25 @@ export class SlicedIngest<T> {
         }
       };
       const headBefore = this.head;
-      try {
-        if (this.options.host.groupCommit) await this.batching.groupCommit(slice);
-        else await slice();
-      } catch (error) {
-        // The slice's transaction failed as a whole (disk full, say): logged; the rest goes on.
-        this.options.onError(error);
-        // Never retry forever an item that fails before it could be applied.
-        if (this.head === headBefore && !before) this.head += 1;
-      }
+      let committed!: () => void;
+      const commitSeen = new Promise<void>((resolve) => (committed = resolve));
+      const done = (
+        this.options.host.groupCommit
+          ? this.batching.groupCommit(slice, { onCommitted: committed })
+          : slice()
+      ).then(
+        () => undefined,
+        (error: unknown) => {
+          // The slice's transaction failed as a whole (disk full, say): logged; the rest goes on.
+          this.options.onError(error);
+          // Never retry forever an item that fails before it could be applied.
+          if (this.head === headBefore && !before) this.head += 1;
+        },
+      );
+      // On as soon as the slice committed (or settled, for a host that does not say).
+      await Promise.race([commitSeen, done]);
+      if (syncing) await syncing;
+      syncing = done;
       if (this.head > 4096 && this.head * 2 > this.inbox.length) {
         this.inbox = this.inbox.slice(this.head);
         if (this.prepared >= this.head) this.prepared -= this.head;
@@ -276,6 +299,9 @@ export class SlicedIngest<T> {
       this.wakeWaiters();
       const work: (() => Promise<void>) | null = after ?? before;
       if (work) {
+        // Work between items runs once what came before it is on disk, as it always did.
+        await syncing;
+        syncing = null;
         try {
           await (work as () => Promise<void>)();
         } catch (error) {

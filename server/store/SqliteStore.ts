@@ -135,6 +135,8 @@ export class SqliteStore implements Store {
   private closed = false;
   private readonly checkpointer: SqliteCheckpointer;
   private readonly wal: WalSync;
+  /** Set while a read waits for the syncs before its snapshot: no write begins meanwhile. */
+  private readGate: Promise<void> | null = null;
 
   constructor(private readonly file: string) {
     this.db = new Database(file);
@@ -212,6 +214,11 @@ export class SqliteStore implements Store {
     return this.writes
       .run(() => this.runWrite(fn))
       .then(async (done) => {
+        try {
+          opts.onCommitted?.();
+        } catch {
+          // The caller's hook; the commit stands either way.
+        }
         // Outside the write queue: the next transaction runs while this one's sync does.
         await this.wal.durable(done.commit);
         this.deliver(done.notifications);
@@ -222,8 +229,18 @@ export class SqliteStore implements Store {
   private async runReadOnly<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
     // Only what is on disk is read: wait out the sync of every commit so far, then take the
     // snapshot at once (BEGIN is deferred: a first read fixes it), with nothing in between, so
-    // no commit can slip in after the last check (one thread).
-    while (!this.wal.idle) await this.wal.durable();
+    // no commit can slip in after the last check (one thread). Meanwhile no new write begins
+    // (the gate), so the wait is bounded: the write running now, if any, and one sync.
+    if (!this.wal.idle) {
+      let open!: () => void;
+      this.readGate = new Promise<void>((resolve) => (open = resolve));
+      try {
+        while (!this.wal.idle) await this.wal.durable();
+      } finally {
+        this.readGate = null;
+        open();
+      }
+    }
     const tx = new SqliteTx(this.reader, true);
     this.reader.db.exec('BEGIN');
     this.reader.stmt(TAKE_SNAPSHOT).get();
@@ -236,6 +253,8 @@ export class SqliteStore implements Store {
   }
 
   private async runWrite<T>(fn: (tx: Tx) => Promise<T>): Promise<Committed<T>> {
+    // A read waiting for the disk to catch up goes first (runReadOnly).
+    while (this.readGate) await this.readGate;
     for (let attempt = 1; ; attempt++) {
       const tx = new SqliteTx(this.writer, false);
       this.db.exec('BEGIN IMMEDIATE');

@@ -68,6 +68,13 @@ export class StoreConflictError extends Error {
 export interface TransactionOptions {
   /** A read-only transaction: one consistent snapshot, no writes (a write throws). */
   readOnly?: boolean;
+  /**
+   * Called when a write transaction has committed but is not yet known durable (SQLite: after
+   * COMMIT, before the WAL sync that its promise waits for), so a caller that acknowledges
+   * nothing may start its next transaction meanwhile. A store without that moment never calls
+   * it: the caller also watches the promise, which alone means "on disk".
+   */
+  onCommitted?: () => void;
 }
 
 /** A notification delivered after commit (see `Tx.notify`). */

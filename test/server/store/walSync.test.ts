@@ -106,7 +106,26 @@ describe('WalSync', () => {
 });
 
 describe('SqliteStore on WalSync', () => {
-  it('resolves a write, notifies, and lets a read see it only once its sync is done', async () => {
+  /** Closes the store, releasing every sync it asks for meanwhile. */
+  async function closeReleasing(store: InstanceType<typeof SqliteStore>): Promise<void> {
+    let closed = false;
+    const closing = store.close().then(() => (closed = true));
+    while (!closed) {
+      while (pending.length) pending.shift()!(null);
+      await settle();
+    }
+    await closing;
+  }
+  const peek = (key: string) => {
+    const db = new Database(join(dir, 'studio.db'), { readonly: true });
+    try {
+      return db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(key);
+    } finally {
+      db.close();
+    }
+  };
+
+  it('acknowledges and notifies a write only once its sync is done; the next write commits meanwhile', async () => {
     const store = new SqliteStore(join(dir, 'studio.db'));
     try {
       const heard: string[] = [];
@@ -119,31 +138,52 @@ describe('SqliteStore on WalSync', () => {
         })
         .then(() => (written = true));
       await settle();
-      // Committed (the WAL has it) but not synced: not acknowledged, not heard, not read.
+      // Committed (the WAL has it) but not synced: not acknowledged, not heard.
       expect(pending).toHaveLength(1);
-      let read: string | null | undefined;
-      const reading = store
-        .transaction(async (tx) => tx.getMeta('k'), { readOnly: true })
-        .then((value) => (read = value));
-      await settle();
-      expect([written, heard, read]).toEqual([false, [], undefined]);
-      // The next write runs meanwhile: the writer is not held by the sync.
+      expect(peek('k')).toBe('v');
+      expect([written, heard]).toEqual([false, []]);
+      // The writer is not held by the sync.
       const next = store.transaction(async (tx) => tx.putMeta('k2', 'v2'));
       await settle();
-      const peek = new Database(join(dir, 'studio.db'), { readonly: true });
-      expect(peek.prepare('SELECT value FROM meta WHERE key = ?').pluck().get('k2')).toBe('v2');
-      peek.close();
+      expect(peek('k2')).toBe('v2');
       pending.shift()!(null);
       await write;
       expect(heard).toEqual(['k']);
       await settle();
       pending.shift()!(null);
-      await Promise.all([reading, next]);
-      expect(read).toBe('v');
+      await next;
     } finally {
-      const closing = store.close();
-      while (pending.length) pending.shift()!(null);
-      await closing;
+      await closeReleasing(store);
+    }
+  });
+
+  it('a read waits for the sync of every commit before it, and no write begins until it has its snapshot', async () => {
+    const store = new SqliteStore(join(dir, 'studio.db'));
+    try {
+      const write = store.transaction(async (tx) => tx.putMeta('k', 'v'));
+      await settle();
+      expect(pending).toHaveLength(1);
+      let read: (string | null)[] | undefined;
+      const reading = store
+        .transaction(async (tx) => Promise.all([tx.getMeta('k'), tx.getMeta('k2')]), {
+          readOnly: true,
+        })
+        .then((values) => (read = values));
+      const next = store.transaction(async (tx) => tx.putMeta('k2', 'v2'));
+      await settle();
+      // The read waits for the disk; the write after it waits for the read.
+      expect(read).toBeUndefined();
+      expect(peek('k2')).toBeUndefined();
+      pending.shift()!(null);
+      await Promise.all([write, reading]);
+      // Its snapshot: the synced commit, not the write that waited for it.
+      expect(read).toEqual(['v', null]);
+      await settle();
+      expect(peek('k2')).toBe('v2');
+      pending.shift()!(null);
+      await next;
+    } finally {
+      await closeReleasing(store);
     }
   });
 });
