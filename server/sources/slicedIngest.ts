@@ -153,6 +153,8 @@ export class SlicedIngest<T> {
   private prepared = -1;
   private running: Promise<void> | null = null;
   private stopped = false;
+  /** Who waits for the inbox to shrink (`whenPendingAtMost`), checked after every slice. */
+  private waiters: { atMost: number; resolve: () => void }[] = [];
 
   constructor(options: SlicedIngestOptions<T>) {
     this.options = options;
@@ -180,6 +182,26 @@ export class SlicedIngest<T> {
     return this.running;
   }
 
+  /**
+   * Resolves once at most `atMost` items wait (at once if that is so now): a source that reads
+   * a socket pauses it on a backlog and resumes here, so a burst waits in the peer's socket
+   * buffers (TCP backpressure) instead of being parsed into this process all at once.
+   */
+  whenPendingAtMost(atMost: number): Promise<void> {
+    if (this.stopped || this.pending <= atMost) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ atMost, resolve }));
+  }
+
+  private wakeWaiters(): void {
+    if (this.waiters.length === 0) return;
+    const pending = this.stopped ? 0 : this.pending;
+    const still: typeof this.waiters = [];
+    for (const waiter of this.waiters)
+      if (pending <= waiter.atMost) waiter.resolve();
+      else still.push(waiter);
+    this.waiters = still;
+  }
+
   /** Settles once everything queued so far was applied. */
   idle(): Promise<void> {
     return this.running ?? Promise.resolve();
@@ -190,6 +212,7 @@ export class SlicedIngest<T> {
     this.stopped = true;
     this.inbox = [];
     this.head = 0;
+    this.wakeWaiters();
   }
 
   private async drain(): Promise<void> {
@@ -204,6 +227,7 @@ export class SlicedIngest<T> {
         this.inbox = [];
         this.head = 0;
         this.prepared = -1;
+        this.wakeWaiters();
         return;
       }
       let after: (() => Promise<void>) | null = null;
@@ -249,6 +273,7 @@ export class SlicedIngest<T> {
         else this.prepared = -1;
         this.head = 0;
       }
+      this.wakeWaiters();
       const work: (() => Promise<void>) | null = after ?? before;
       if (work) {
         try {
@@ -258,5 +283,55 @@ export class SlicedIngest<T> {
         }
       }
     }
+  }
+}
+
+/** A stream that can stop and restart reading (a `ws` WebSocket, a net.Socket, a Readable). */
+export interface Pausable {
+  pause(): void;
+  resume(): void;
+}
+
+/**
+ * Backpressure from an inbox to the socket that fills it: past `high` waiting items the socket
+ * is paused (the peer's sends wait in the kernel's buffers and then its own), and resumed once
+ * the inbox is down to `low`. Without it a burst was read and parsed into the process as fast
+ * as it arrived, for hundreds of milliseconds at a time while nothing else ran (bench:ingest).
+ */
+export class SocketBackpressure {
+  private paused = false;
+  private armed = false;
+
+  constructor(
+    private readonly ingest: Pick<SlicedIngest<unknown>, 'pending' | 'whenPendingAtMost'>,
+    private readonly stream: Pausable,
+    private readonly high = 2 * DEFAULT_SLICE_ITEMS,
+    private readonly low = DEFAULT_SLICE_ITEMS,
+  ) {}
+
+  /**
+   * Call after each item is queued. `outside`: items that wait outside the inbox, not handed to
+   * it yet (a bridge catching up buffers frames); the socket then resumes after `handedOver`.
+   */
+  check(outside = 0): void {
+    if (this.paused || outside + this.ingest.pending < this.high) return;
+    this.paused = true;
+    this.stream.pause();
+    if (outside === 0) this.resumeWhenDrained();
+  }
+
+  /** The items that waited outside are in the inbox now. */
+  handedOver(): void {
+    if (this.paused) this.resumeWhenDrained();
+  }
+
+  private resumeWhenDrained(): void {
+    if (this.armed) return;
+    this.armed = true;
+    void this.ingest.whenPendingAtMost(this.low).then(() => {
+      this.armed = false;
+      this.paused = false;
+      this.stream.resume();
+    });
   }
 }

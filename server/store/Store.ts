@@ -22,7 +22,7 @@
  *
  * Notifications: `tx.notify(channel, payload)` is delivered to every `listen` handler only after
  * the transaction commits (never on rollback, once per distinct (channel, payload) per commit).
- * SQLite delivers in-process right after COMMIT; PostgreSQL sends pg_notify inside the
+ * SQLite delivers in-process once the COMMIT is on disk (after the WAL sync); PostgreSQL sends pg_notify inside the
  * transaction (PostgreSQL delivers it at commit, to every instance).
  *
  * Jobs (the outbox): `enqueueJob` in the same transaction as the decision that authorizes the
