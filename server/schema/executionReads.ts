@@ -9,7 +9,7 @@
  *
  * A list of events whose selection embeds `studioToolCall` is `prefetch`ed before its items are
  * executed: every call its tool and approval events name, and those calls' approvals, in one
- * snapshot. The resolvers then answer from `peek*` synchronously, so the executor completes each
+ * snapshot, through two batched reads (`getToolCalls`, `getApprovals`). The resolvers then answer from `peek*` synchronously, so the executor completes each
  * embedded call without a promise per field (the embedded call was two thirds of a replay's
  * execution time while it resolved asynchronously).
  */
@@ -83,11 +83,17 @@ export class ExecutionReads {
     if (callIds.size === 0) return;
     const calls = new Map<string, ToolCallRecord | null>();
     const approvals = new Map<string, ApprovalRecord | null>();
+    // Two batched reads (one query each on PostgreSQL, was one per call and approval).
     await this.engine.snapshot(async (reads) => {
-      for (const id of callIds) calls.set(id, await reads.getToolCall(id));
-      for (const call of calls.values())
-        if (call?.approvalId && !this.loaded.has(`approval:${call.approvalId}`))
-          approvals.set(call.approvalId, await reads.getApproval(call.approvalId));
+      const found = await reads.getToolCalls([...callIds]);
+      for (const id of callIds) calls.set(id, found.get(id) ?? null);
+      const approvalIds = new Set<string>();
+      for (const call of found.values())
+        if (call.approvalId && !this.loaded.has(`approval:${call.approvalId}`))
+          approvalIds.add(call.approvalId);
+      if (approvalIds.size === 0) return;
+      const foundApprovals = await reads.getApprovals([...approvalIds]);
+      for (const id of approvalIds) approvals.set(id, foundApprovals.get(id) ?? null);
     });
     // Whatever a resolver asked for meanwhile keeps its own answer (the first read stands).
     for (const [id, call] of calls) this.settle('toolCall', id, call);

@@ -47,17 +47,63 @@ class BatchCache {
   ): Promise<EventBatch | null> {
     // Taken before the read: a commit during it moves the generation, so this entry is stale.
     const generation = this.generations.get(sessionId) ?? 0;
-    let entries = this.bySession.get(sessionId);
+    const entries = this.bySession.get(sessionId);
     const key = `${cursor}:${limit}`;
     const hit = entries?.get(key);
     // A full batch never changes; a partial one is current until the session's next commit.
     if (hit && (hit.batch.events.length === limit || hit.generation === generation))
       return hit.batch;
+    // Observers woken by the same commit ask for the same rows at once: they share one read
+    // (started after the notification each of them heard, so it sees that commit), and so one
+    // batch object and one execution of it. Without this, 50 observers on PostgreSQL made 50
+    // queries per commit and queued for the pool, then 50 executions (live p99 ~870 ms).
+    const flightKey = `${sessionId}\u0000${key}\u0000${generation}`;
+    let flight = this.inFlight.get(flightKey);
+    if (!flight) {
+      flight = this.load(engine, sessionId, cursor, limit, key, generation);
+      this.inFlight.set(flightKey, flight);
+      const clear = () => this.inFlight.delete(flightKey);
+      flight.then(clear, clear);
+    }
+    return flight;
+  }
+
+  private readonly inFlight = new Map<string, Promise<EventBatch | null>>();
+
+  private readonly frames = new Map<string, Promise<void>>();
+  /**
+   * The end of the session's current coalescing frame (LIVE_COALESCE_MS after the first woken
+   * subscription asked): every batch subscription woken by the same commits waits for the same
+   * timer, so they all read at the same cursor and generation at once and share one read.
+   */
+  frame(sessionId: string): Promise<void> {
+    let frame = this.frames.get(sessionId);
+    if (!frame) {
+      frame = new Promise<void>((resolve) =>
+        setTimeout(() => {
+          this.frames.delete(sessionId);
+          resolve();
+        }, LIVE_COALESCE_MS),
+      );
+      this.frames.set(sessionId, frame);
+    }
+    return frame;
+  }
+
+  private async load(
+    engine: Engine,
+    sessionId: string,
+    cursor: bigint,
+    limit: number,
+    key: string,
+    generation: number,
+  ): Promise<EventBatch | null> {
     const events = await readEventViews(engine.reads, sessionId, cursor, limit);
     const first = events[0];
     const last = events[events.length - 1];
     if (!first || !last) return null;
     const batch: EventBatch = { sessionId, fromSeq: first.seq, throughSeq: last.seq, events };
+    let entries = this.bySession.get(sessionId);
     if (!entries) {
       entries = new Map();
       this.bySession.set(sessionId, entries);
@@ -182,8 +228,7 @@ export async function eventStream(
         wake = null;
         // Live commits arrive a few at a time: gathering one frame's worth turns many small
         // pushes (and client cache writes) into one batch, for at most LIVE_COALESCE_MS latency.
-        if (batch && !stopped)
-          await new Promise<void>((resolve) => setTimeout(resolve, LIVE_COALESCE_MS));
+        if (batch && !stopped) await cache.frame(args.sessionId);
       }
     } finally {
       unlisten();

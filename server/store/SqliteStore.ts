@@ -554,6 +554,15 @@ class SqliteTx implements Tx {
       this.s('SELECT state FROM tool_calls WHERE tool_call_id = ?').get(id) as Row | undefined,
     );
   }
+  async getToolCalls(ids: readonly string[]): Promise<Map<string, ToolCallRecord>> {
+    const found = new Map<string, ToolCallRecord>();
+    if (ids.length === 0) return found;
+    const rows = this.s(
+      'SELECT tool_call_id AS id, state FROM tool_calls WHERE tool_call_id IN (SELECT value FROM json_each(?))',
+    ).all(JSON.stringify(ids)) as (Row & { id: string })[];
+    for (const r of rows) found.set(r.id, JSON.parse(r.state) as ToolCallRecord);
+    return found;
+  }
   async putToolCall(r: ToolCallRecord): Promise<void> {
     this.w(
       'INSERT OR REPLACE INTO tool_calls (tool_call_id, session_id, state) VALUES (?, ?, ?)',
@@ -564,6 +573,15 @@ class SqliteTx implements Tx {
     return parse(
       this.s('SELECT state FROM approvals WHERE approval_id = ?').get(id) as Row | undefined,
     );
+  }
+  async getApprovals(ids: readonly string[]): Promise<Map<string, ApprovalRecord>> {
+    const found = new Map<string, ApprovalRecord>();
+    if (ids.length === 0) return found;
+    const rows = this.s(
+      'SELECT approval_id AS id, state FROM approvals WHERE approval_id IN (SELECT value FROM json_each(?))',
+    ).all(JSON.stringify(ids)) as (Row & { id: string })[];
+    for (const r of rows) found.set(r.id, JSON.parse(r.state) as ApprovalRecord);
+    return found;
   }
   async putApproval(r: ApprovalRecord): Promise<void> {
     this.w(

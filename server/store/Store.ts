@@ -167,9 +167,16 @@ export interface Tx {
   putRun(record: RunRecord): Promise<void>;
 
   getToolCall(toolCallId: string): Promise<ToolCallRecord | null>;
+  /**
+   * The calls with these ids that exist, by id, in one query (a replayed page's embedded calls:
+   * one read instead of one per call). Unknown ids are absent; duplicates are read once.
+   */
+  getToolCalls(toolCallIds: readonly string[]): Promise<Map<string, ToolCallRecord>>;
   putToolCall(record: ToolCallRecord): Promise<void>;
 
   getApproval(approvalId: string): Promise<ApprovalRecord | null>;
+  /** The approvals with these ids that exist, by id, in one query (as `getToolCalls`). */
+  getApprovals(approvalIds: readonly string[]): Promise<Map<string, ApprovalRecord>>;
   putApproval(record: ApprovalRecord): Promise<void>;
   /**
    * Writes a decided approval only if the stored one is still PENDING (UPDATE … WHERE

@@ -64,56 +64,73 @@ const nexts = (frames: Frame[], id: string) =>
   frames.filter((f) => f.message.type === 'next' && f.message.id === id);
 
 describe('graphql-ws results encoded once', () => {
-  it('sends two observers of one session the same bytes per batch, as text frames graphql-ws would send', async () => {
-    const session = await createSession(c, 'ASK');
-    await appendMany(h, session.sessionId, 250, 'shared');
-    const last = BigInt((await h.server.engine.reads.getSession(session.sessionId))!.lastEventSeq);
-    const a = await rawSocket();
-    const b = await rawSocket();
-    const variables = { sessionId: session.sessionId, afterSeq: '0', maxBatch: 100 };
-    for (const [peer, id] of [
-      [a, 'first'],
-      [b, 'second'],
-    ] as const)
-      peer.socket.send(
-        JSON.stringify({
-          id,
-          type: 'subscribe',
-          payload: { query: BATCHES_SUBSCRIPTION, variables },
-        }),
+  it.each([
+    { events: 250, label: 'shared', maxBatch: 100, minMessages: 3, largest: 0 },
+    // Over 64 KiB a payload goes out in three fragments, and non-ASCII text is encoded as UTF-8.
+    {
+      events: 900,
+      label: 'größer — 大きい',
+      maxBatch: 1000,
+      minMessages: 1,
+      largest: 64 * 1024 + 100,
+    },
+  ])(
+    'sends two observers of one session the same bytes per batch, as text messages graphql-ws would send ($events events, maxBatch $maxBatch)',
+    async ({ events, label, maxBatch, minMessages, largest }) => {
+      const session = await createSession(c, 'ASK');
+      await appendMany(h, session.sessionId, events, label);
+      const last = BigInt(
+        (await h.server.engine.reads.getSession(session.sessionId))!.lastEventSeq,
       );
-    const caughtUp = (frames: Frame[], id: string) =>
-      nexts(frames, id).some((f) => {
-        const batch = (f.message.payload?.data as Record<string, { throughSeq: string }> | null)
-          ?.studioAgentEventBatches;
-        return batch !== undefined && BigInt(batch.throughSeq) >= last;
-      });
-    await waitUntil(
-      () => caughtUp(a.frames, 'first') && caughtUp(b.frames, 'second'),
-      'both observers caught up',
-    );
-    const first = nexts(a.frames, 'first');
-    const second = nexts(b.frames, 'second');
-    expect(first.length).toBeGreaterThanOrEqual(3);
-    for (const frame of [...first, ...second]) {
-      expect(frame.binary).toBe(false);
-      // Exactly the JSON.stringify of the message graphql-ws builds: id, type, payload, nothing else.
-      expect(frame.text).toBe(JSON.stringify(frame.message));
-      expect(Object.keys(frame.message)).toEqual(['id', 'type', 'payload']);
-      expect(frame.text).not.toContain('shared-payload');
-    }
-    // The same batches (same cursors) carry the same payload bytes.
-    const payloadText = (f: Frame) => f.text.slice(f.text.indexOf('"payload":'));
-    expect(second.map(payloadText)).toEqual(first.map(payloadText));
-    const seqs = first.flatMap((f) =>
-      (
-        f.message.payload!.data as {
-          studioAgentEventBatches: { events: { seq: string }[] };
-        }
-      ).studioAgentEventBatches.events.map((e) => e.seq),
-    );
-    expect(seqs).toEqual(Array.from({ length: Number(last) }, (_, i) => String(i + 1)));
-  });
+      const a = await rawSocket();
+      const b = await rawSocket();
+      const variables = { sessionId: session.sessionId, afterSeq: '0', maxBatch };
+      for (const [peer, id] of [
+        [a, 'first'],
+        [b, 'second'],
+      ] as const)
+        peer.socket.send(
+          JSON.stringify({
+            id,
+            type: 'subscribe',
+            payload: { query: BATCHES_SUBSCRIPTION, variables },
+          }),
+        );
+      const caughtUp = (frames: Frame[], id: string) =>
+        nexts(frames, id).some((f) => {
+          const batch = (f.message.payload?.data as Record<string, { throughSeq: string }> | null)
+            ?.studioAgentEventBatches;
+          return batch !== undefined && BigInt(batch.throughSeq) >= last;
+        });
+      await waitUntil(
+        () => caughtUp(a.frames, 'first') && caughtUp(b.frames, 'second'),
+        'both observers caught up',
+      );
+      const first = nexts(a.frames, 'first');
+      const second = nexts(b.frames, 'second');
+      expect(first.length).toBeGreaterThanOrEqual(minMessages);
+      expect(Math.max(...first.map((f) => Buffer.byteLength(f.text)))).toBeGreaterThan(largest);
+      if (largest > 0) expect(first.some((f) => f.text.includes(label))).toBe(true);
+      for (const frame of [...first, ...second]) {
+        expect(frame.binary).toBe(false);
+        // Exactly the JSON.stringify of the message graphql-ws builds: id, type, payload, nothing else.
+        expect(frame.text).toBe(JSON.stringify(frame.message));
+        expect(Object.keys(frame.message)).toEqual(['id', 'type', 'payload']);
+        expect(frame.text).not.toContain('shared-payload');
+      }
+      // The same batches (same cursors) carry the same payload bytes.
+      const payloadText = (f: Frame) => f.text.slice(f.text.indexOf('"payload":'));
+      expect(second.map(payloadText)).toEqual(first.map(payloadText));
+      const seqs = first.flatMap((f) =>
+        (
+          f.message.payload!.data as {
+            studioAgentEventBatches: { events: { seq: string }[] };
+          }
+        ).studioAgentEventBatches.events.map((e) => e.seq),
+      );
+      expect(seqs).toEqual(Array.from({ length: Number(last) }, (_, i) => String(i + 1)));
+    },
+  );
 
   it('formats a result with errors as graphql-ws does: errors last, each as its toJSON()', async () => {
     const { socket, frames } = await rawSocket();

@@ -695,6 +695,25 @@ export class PgTx implements Tx {
     const text = this.rows.get(`${table}\u0000${key}`);
     return text === undefined ? undefined : (JSON.parse(text) as T);
   }
+  /** Rows of `table` by key in one query; this transaction's own writes answer for their keys. */
+  private async many<T>(
+    table: string,
+    keys: readonly string[],
+    sql: string,
+    name: string,
+  ): Promise<Map<string, T>> {
+    const found = new Map<string, T>();
+    const rest: string[] = [];
+    for (const key of new Set(keys)) {
+      const own = this.own<T>(table, key);
+      if (own === undefined) rest.push(key);
+      else if (own !== null) found.set(key, own);
+    }
+    if (rest.length > 0)
+      for (const r of await this.q<{ id: string; state: string }>(sql, [rest], name))
+        found.set(r.id, JSON.parse(r.state) as T);
+    return found;
+  }
   /** Defers an upsert of a session-scoped row and remembers its state text. */
   private put(table: string, key: string, state: string, sql: string, params: unknown[]): void {
     this.w();
@@ -935,6 +954,14 @@ export class PgTx implements Tx {
       ),
     );
   }
+  async getToolCalls(ids: readonly string[]): Promise<Map<string, ToolCallRecord>> {
+    return this.many<ToolCallRecord>(
+      'tool_calls',
+      ids,
+      'SELECT tool_call_id AS id, state FROM tool_calls WHERE tool_call_id = ANY($1::text[])',
+      'getToolCalls',
+    );
+  }
   async putToolCall(r: ToolCallRecord): Promise<void> {
     const state = JSON.stringify(r);
     this.put(
@@ -952,6 +979,14 @@ export class PgTx implements Tx {
     if (own !== undefined) return own;
     return parse(
       await this.q<Row>('SELECT state FROM approvals WHERE approval_id = $1', [id], 'getApproval'),
+    );
+  }
+  async getApprovals(ids: readonly string[]): Promise<Map<string, ApprovalRecord>> {
+    return this.many<ApprovalRecord>(
+      'approvals',
+      ids,
+      'SELECT approval_id AS id, state FROM approvals WHERE approval_id = ANY($1::text[])',
+      'getApprovals',
     );
   }
   async putApproval(r: ApprovalRecord): Promise<void> {

@@ -11,6 +11,7 @@ import type {
   ApprovalRecord,
   IdempotencyRecord,
   SessionRecord,
+  ToolCallRecord,
 } from '../../../server/store/records.ts';
 
 export interface StoreFixture {
@@ -65,6 +66,28 @@ function approvalRecord(approvalId: string, patch: Partial<ApprovalRecord> = {})
     decisionReason: null,
     automatic: false,
     ...patch,
+  };
+}
+
+function toolCallRecord(toolCallId: string, approvalId: string | null): ToolCallRecord {
+  return {
+    toolCallId,
+    sessionId: 's1',
+    runId: null,
+    toolName: 'write_file',
+    toolVersion: '1',
+    executor: null,
+    status: 'PROPOSED',
+    safeSummary: null,
+    argumentHash: null,
+    argumentsJson: '{"path":"a.txt"}',
+    resultJson: null,
+    error: null,
+    approvalId,
+    askedBy: null,
+    proposedAt: AT,
+    updatedAt: AT,
+    steps: [],
   };
 }
 
@@ -268,6 +291,43 @@ export function storeConformance(name: string, open: () => Promise<StoreFixture>
       );
       expect(all).toHaveLength(250);
       expect((JSON.parse(all[249]!) as { seq: string }).seq).toBe('250');
+    });
+
+    it('reads tool calls and approvals by id in one call, its own writes included', async () => {
+      const { store } = await start();
+      await store.transaction(async (tx) => {
+        await tx.putToolCall(toolCallRecord('c1', 'a1'));
+        await tx.putToolCall(toolCallRecord('c2', null));
+        await tx.putApproval(approvalRecord('a1', { toolCallId: 'c1' }));
+      });
+      const read = await store.transaction(
+        async (tx) => ({
+          calls: await tx.getToolCalls(['c2', 'missing', 'c1', 'c1']),
+          approvals: await tx.getApprovals(['a1', 'nope']),
+          none: await tx.getToolCalls([]),
+        }),
+        { readOnly: true },
+      );
+      expect([...read.calls.keys()].sort()).toEqual(['c1', 'c2']);
+      expect(read.calls.get('c1')).toEqual(toolCallRecord('c1', 'a1'));
+      expect(read.calls.get('c2')?.approvalId).toBeNull();
+      expect([...read.approvals.keys()]).toEqual(['a1']);
+      expect(read.approvals.get('a1')).toEqual(approvalRecord('a1', { toolCallId: 'c1' }));
+      expect(read.none.size).toBe(0);
+      // Inside a writer, what it wrote and has not committed yet is what it reads back.
+      const own = await store.transaction(async (tx) => {
+        await tx.putToolCall({ ...toolCallRecord('c1', 'a1'), status: 'RUNNING' });
+        await tx.putToolCall(toolCallRecord('c3', null));
+        await tx.putApproval(approvalRecord('a1', { toolCallId: 'c1', status: 'GRANTED' }));
+        return {
+          calls: await tx.getToolCalls(['c1', 'c2', 'c3']),
+          approvals: await tx.getApprovals(['a1']),
+        };
+      });
+      expect(own.calls.get('c1')?.status).toBe('RUNNING');
+      expect(own.calls.get('c2')?.status).toBe('PROPOSED');
+      expect(own.calls.get('c3')?.toolCallId).toBe('c3');
+      expect(own.approvals.get('a1')?.status).toBe('GRANTED');
     });
 
     it('decides an approval once: of concurrent grants and denials exactly one wins', async () => {
