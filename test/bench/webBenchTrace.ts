@@ -136,6 +136,22 @@ function printTrace(label: string, events: TraceEvent[]): void {
   );
   for (const [name, us] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 14))
     console.log(`    ${ms(us)} ms  ${name}`);
+  // How much each layout and style pass had to do: a layout that walks every object, or a
+  // style pass over every element, is a whole-document invalidation worth finding.
+  const layouts = own.filter((e) => e.name === 'Layout');
+  const styles = own.filter((e) => e.name === 'UpdateLayoutTree');
+  const sumOf = (list: TraceEvent[], field: string) =>
+    list.reduce((sum, e) => {
+      const begin = (e.args as { beginData?: Record<string, unknown> } | undefined)?.beginData;
+      const value = Number(begin?.[field] ?? (e.args as Record<string, unknown>)?.[field] ?? 0);
+      return sum + (Number.isFinite(value) ? value : 0);
+    }, 0);
+  console.log(
+    `    Layout: ${layouts.length} passes, ${ms(layouts.reduce((s, e) => s + (e.dur ?? 0), 0)).trim()} ms, ` +
+      `dirty objects ${sumOf(layouts, 'dirtyObjects')} of ${sumOf(layouts, 'totalObjects')} in total; ` +
+      `UpdateLayoutTree: ${styles.length} passes, ${ms(styles.reduce((s, e) => s + (e.dur ?? 0), 0)).trim()} ms, ` +
+      `elements ${sumOf(styles, 'elementCount')}`,
+  );
   const longest = tasks.sort((a, b) => (b.event.dur ?? 0) - (a.event.dur ?? 0)).slice(0, 6);
   console.log('    longest tasks (self time inside, top 4):');
   for (const t of longest) {
