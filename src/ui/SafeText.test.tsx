@@ -40,6 +40,20 @@ describe('SafeText', () => {
     expect(container.textContent).toBe('<img src=x onerror=alert(1)>');
   });
 
+  it('bare: isolates right-to-left text in a bdi and leaves other text as text', () => {
+    const rtl = render(<SafeText bare text={'שלום 12'} />);
+    expect(rtl.container.querySelector('bdi')?.textContent).toBe('שלום 12');
+    const arabic = render(<SafeText bare text={'x \u0627\u202E'} />);
+    expect(arabic.container.querySelector('bdi')?.textContent).toBe('x \u0627⟨U+202E⟩');
+    const ltr = render(<SafeText bare text={'spawned 48 entities\u202E'} />);
+    expect(ltr.container.querySelector('bdi')).toBeNull();
+    expect(ltr.container.textContent).toBe('spawned 48 entities⟨U+202E⟩');
+    const styled = render(<SafeText bare text="plain" className="font-mono" />);
+    expect(styled.container.querySelector('bdi.font-mono')?.textContent).toBe('plain');
+    const whole = render(<SafeText text="plain" />);
+    expect(whole.container.querySelector('bdi')?.textContent).toBe('plain');
+  });
+
   it('counts and converts hidden characters for plain-text uses', () => {
     expect(countHidden('a\u202Eb\u200Bc\nd')).toBe(2);
     expect(toVisibleText('a\u202Eb')).toBe('a⟨U+202E⟩b');

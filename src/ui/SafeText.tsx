@@ -17,6 +17,15 @@ const HIDDEN_SOURCE = [
 /** Matches one character that SafeText shows as a placeholder instead of passing through. */
 export const HIDDEN_CHARACTER = new RegExp(HIDDEN_SOURCE, 'u');
 
+/**
+ * Characters of right-to-left scripts (bidi classes R and AL, and Arabic digits): Hebrew, Arabic,
+ * Syriac, Thaana, N'Ko, Samaritan, Mandaic and their presentation forms, and the astral RTL
+ * blocks (Phoenician to Old Turkic, Adlam, Arabic mathematical symbols). Text without any of them
+ * (its bidi controls already shown, not applied) lays out left to right whether isolated or not.
+ */
+const RIGHT_TO_LEFT =
+  /[\u0590-\u08FF\uFB1D-\uFDFF\uFE70-\uFEFC\u{10800}-\u{10FFF}\u{1E800}-\u{1EFFF}]/u;
+
 const NAMES: Record<number, string> = {
   0x00: 'NULL',
   0x07: 'BELL',
@@ -92,10 +101,23 @@ export function toVisibleText(text: string): string {
 /**
  * Renders a server string as React text. Control, bidirectional and zero-width characters are
  * never obeyed or hidden: each becomes a labelled, distinctly styled placeholder such as
- * `⟨U+202E⟩` whose title names the character. The whole text is bidi-isolated so it cannot
- * reorder what surrounds it. `\n` and `\t` pass through; callers choose wrapping with className.
+ * `⟨U+202E⟩` whose title names the character. The whole text is bidi-isolated (`<bdi>`) so it
+ * cannot reorder what surrounds it. `\n` and `\t` pass through; callers choose wrapping with
+ * className. `bare` (for the live timeline's most frequent rows) isolates only text holding a
+ * right-to-left character, since text without one lays out the same either way, and leaves the
+ * rest a text node: an element per string was most of a log row's DOM.
  */
-export function SafeText({ text, className }: { text: string; className?: string }) {
+export function SafeText({
+  text,
+  className,
+  bare = false,
+}: {
+  text: string;
+  className?: string;
+  bare?: boolean;
+}) {
+  const isolate = !bare || className !== undefined || RIGHT_TO_LEFT.test(text);
+  if (!HIDDEN_CHARACTER.test(text)) return isolate ? <bdi className={className}>{text}</bdi> : text;
   const parts: ReactNode[] = [];
   let run = '';
   let index = 0;
@@ -120,5 +142,5 @@ export function SafeText({ text, className }: { text: string; className?: string
     index += 1;
   }
   if (run) parts.push(run);
-  return <bdi className={className}>{parts}</bdi>;
+  return isolate ? <bdi className={className}>{parts}</bdi> : <>{parts}</>;
 }

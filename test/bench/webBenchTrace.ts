@@ -61,6 +61,10 @@ export class WebBenchRecorder {
             'v8',
             'v8.execute',
             'blink',
+            // BENCH_TRACE_INVALIDATIONS=1: which nodes dirtied style and layout, and why.
+            ...(process.env.BENCH_TRACE_INVALIDATIONS === '1'
+              ? ['disabled-by-default-devtools.timeline.invalidationTracking']
+              : []),
           ],
         },
       });
@@ -136,6 +140,40 @@ function printTrace(label: string, events: TraceEvent[]): void {
   );
   for (const [name, us] of [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 14))
     console.log(`    ${ms(us)} ms  ${name}`);
+  // How much each layout and style pass had to do: a layout that walks every object, or a
+  // style pass over every element, is a whole-document invalidation worth finding.
+  const layouts = own.filter((e) => e.name === 'Layout');
+  const styles = own.filter((e) => e.name === 'UpdateLayoutTree');
+  const sumOf = (list: TraceEvent[], field: string) =>
+    list.reduce((sum, e) => {
+      const begin = (e.args as { beginData?: Record<string, unknown> } | undefined)?.beginData;
+      const value = Number(begin?.[field] ?? (e.args as Record<string, unknown>)?.[field] ?? 0);
+      return sum + (Number.isFinite(value) ? value : 0);
+    }, 0);
+  console.log(
+    `    Layout: ${layouts.length} passes, ${ms(layouts.reduce((s, e) => s + (e.dur ?? 0), 0)).trim()} ms, ` +
+      `dirty objects ${sumOf(layouts, 'dirtyObjects')} of ${sumOf(layouts, 'totalObjects')} in total; ` +
+      `UpdateLayoutTree: ${styles.length} passes, ${ms(styles.reduce((s, e) => s + (e.dur ?? 0), 0)).trim()} ms, ` +
+      `elements ${sumOf(styles, 'elementCount')}`,
+  );
+  const tracked = events.filter(
+    (e) =>
+      e.pid === best.pid &&
+      (e.name === 'StyleRecalcInvalidationTracking' ||
+        e.name === 'LayoutInvalidationTracking' ||
+        e.name === 'StyleInvalidatorInvalidationTracking'),
+  );
+  if (tracked.length > 0) {
+    const byWhat = new Map<string, number>();
+    for (const e of tracked) {
+      const data = (e.args?.data ?? {}) as Record<string, unknown>;
+      const what = `${e.name.replace('InvalidationTracking', '')}: ${String(data.nodeName ?? '?')} (${String(data.reason ?? data.invalidationSet ?? '')})`;
+      byWhat.set(what, (byWhat.get(what) ?? 0) + 1);
+    }
+    console.log(`    invalidations (${tracked.length}), by node and reason:`);
+    for (const [what, n] of [...byWhat.entries()].sort((a, b) => b[1] - a[1]).slice(0, 30))
+      console.log(`    ${String(n).padStart(8)}  ${what}`);
+  }
   const longest = tasks.sort((a, b) => (b.event.dur ?? 0) - (a.event.dur ?? 0)).slice(0, 6);
   console.log('    longest tasks (self time inside, top 4):');
   for (const t of longest) {

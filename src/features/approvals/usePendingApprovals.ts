@@ -1,7 +1,8 @@
 import { useMemo } from 'react';
-import { useQuery, useSubscription } from 'urql';
+import { useQuery } from 'urql';
 import { LOCAL_APP_ID } from '../../../protocol/contract.ts';
 import type { ResultOf } from '../../graphql/graphql.ts';
+import { useCacheSubscription } from '../../graphql/useCacheSubscription.ts';
 import { InboxSessionUpdatesSubscription, PendingApprovalsQuery } from './documents.ts';
 
 export type PendingApprovalItem = ResultOf<
@@ -24,7 +25,7 @@ export function usePendingApprovals(): {
 } {
   const variables = { appId: LOCAL_APP_ID };
   const [{ data, error }] = useQuery({ query: PendingApprovalsQuery, variables });
-  useSubscription({ query: InboxSessionUpdatesSubscription, variables });
+  useCacheSubscription(InboxSessionUpdatesSubscription, variables);
   const list = data?.studioPendingApprovals;
   const items = useMemo(
     () =>

@@ -1,8 +1,9 @@
 import { useEffect, useRef, useState, type Ref } from 'react';
-import { useQuery, useSubscription } from 'urql';
+import { useQuery } from 'urql';
 import { SESSIONS_PAGE_MAX } from '../../../protocol/contract.ts';
 import type { AgentMode, RunStatus, SessionStatus } from '../../../protocol/events.ts';
 import { APP_ID } from '../../graphql/cache.ts';
+import { useCacheSubscription } from '../../graphql/useCacheSubscription.ts';
 import { Link } from '../../ui/router.tsx';
 import { SafeText } from '../../ui/SafeText.tsx';
 import { timeOfDay } from '../../ui/timeOfDay.ts';
@@ -14,7 +15,7 @@ import { isRunning, MODE_LABEL, RUN_STATUS_LABEL, SESSION_STATUS } from './label
  * pending approvals or lastEventSeq change, and the cache updater links new ones into the list.
  */
 export function useSessionUpdates(): void {
-  useSubscription({ query: SessionUpdatesSubscription, variables: { appId: APP_ID } }, () => true);
+  useCacheSubscription(SessionUpdatesSubscription, { appId: APP_ID });
 }
 
 export interface SessionsSidebarProps {

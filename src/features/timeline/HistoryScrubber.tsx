@@ -106,6 +106,11 @@ export function HistoryScrubber({
   const history = data?.studioSessionHistory ?? null;
   const marks = useMemo(() => history?.marks ?? [], [history]);
   const end = maxSeq(lastSeq, history?.throughSeq ?? '0');
+  // The marks' scale: the folded history's end while it is past seq 1 (it moves about once a
+  // second), else the rail's own. A mark at `railFraction(seq, markScale)` of a layer
+  // `railFraction(markScale, end)` wide lands at `railFraction(seq, end)` of the rail.
+  const markScale = history !== null && BigInt(history.throughSeq) > 1n ? history.throughSeq : end;
+  const markLayer = railFraction(markScale, end);
 
   // Follow the session: ask again once the log has passed what was folded (at most once a second).
   const behind = history !== null && compareSeq(history.throughSeq, lastSeq) < 0;
@@ -257,16 +262,21 @@ export function HistoryScrubber({
           className="relative h-8 min-w-24 flex-1 cursor-pointer rounded focus-visible:outline-2 focus-visible:outline-offset-1 focus-visible:outline-blue-600"
         >
           <div className="absolute top-1/2 right-0 left-0 h-1 -translate-y-1/2 rounded bg-slate-200 dark:bg-slate-700" />
-          {marks.map((mark) => (
-            <span
-              key={`${mark.seq}:${mark.type}`}
-              aria-hidden="true"
-              title={`#${mark.seq} ${mark.label}`}
-              data-mark-kind={mark.kind}
-              className={`absolute top-1/2 h-4 w-1 -translate-x-1/2 -translate-y-1/2 rounded-sm ${KIND_CLASS[kindOf(mark)]}`}
-              style={{ left: `${railFraction(mark.seq, end) * 100}%` }}
-            />
-          ))}
+          {/* The marks sit on their own scale (1 to the folded history's end), in a layer as wide
+              as that scale is on the rail: as the live end moves, one width changes instead of
+              every mark's position (a style recalculation per mark per frame while streaming). */}
+          <div className="absolute inset-y-0 left-0" style={{ width: `${markLayer * 100}%` }}>
+            {marks.map((mark) => (
+              <span
+                key={`${mark.seq}:${mark.type}`}
+                aria-hidden="true"
+                title={`#${mark.seq} ${mark.label}`}
+                data-mark-kind={mark.kind}
+                className={`absolute top-1/2 h-4 w-1 -translate-x-1/2 -translate-y-1/2 rounded-sm ${KIND_CLASS[kindOf(mark)]}`}
+                style={{ left: `${railFraction(mark.seq, markScale) * 100}%` }}
+              />
+            ))}
+          </div>
           <span
             aria-hidden="true"
             className={`absolute top-1/2 h-6 w-6 -translate-x-1/2 -translate-y-1/2 rounded-full border-2 border-white shadow dark:border-slate-900 ${live ? 'bg-slate-500' : 'bg-blue-700 dark:bg-blue-400'}`}

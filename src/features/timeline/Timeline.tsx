@@ -5,6 +5,7 @@ import {
   type Virtualizer,
 } from '@tanstack/react-virtual';
 import {
+  memo,
   useCallback,
   useEffect,
   useLayoutEffect,
@@ -163,6 +164,15 @@ function pageSlots(snapshot: PagesSnapshot, newestPage: string): PageSlot[] {
   return out;
 }
 
+/** Whether the browser keeps a scroller's view on an anchor as content above it grows. */
+function scrollAnchoring(): boolean {
+  return (
+    typeof CSS !== 'undefined' &&
+    typeof CSS.supports === 'function' &&
+    CSS.supports('overflow-anchor', 'auto')
+  );
+}
+
 /** Opens the live stream once the newest page is in: from its last event, as an observer. */
 function SessionEventStream({
   sessionId,
@@ -179,6 +189,106 @@ function SessionEventStream({
     </p>
   );
 }
+
+interface FeedRowProps extends RowRenderers {
+  row: TimelineRow;
+  index: number;
+  start: number;
+  measure: (element: Element | null) => void;
+  highlighted: boolean;
+  /** Hovered or holding focus: only then does its header mount a copy-link button. */
+  active: boolean;
+  onRowFocus: (key: string, self: boolean) => void;
+  onRowBlur: (key: string) => void;
+  onRowEnter: (key: string) => void;
+  onRowLeave: (key: string) => void;
+  sessionId: string;
+  eventHref: (seq: string) => string;
+  checkpointsHref: string;
+}
+
+/**
+ * One row of the feed, its article included. Memoized on the row's key and content version, its
+ * place and its state, with handlers that take the row's key (stable across renders): a commit
+ * that adds rows at the end leaves the rows already there alone, props and DOM attributes
+ * included. `aria-setsize` is -1 (ARIA's "not known"): the feed grows while it is read, and a
+ * count would rewrite every rendered row's attribute on every commit.
+ */
+const FeedRow = memo(
+  function FeedRow({
+    row,
+    index,
+    start,
+    measure,
+    highlighted,
+    active,
+    onRowFocus,
+    onRowBlur,
+    onRowEnter,
+    onRowLeave,
+    ...rowProps
+  }: FeedRowProps) {
+    return (
+      <article
+        ref={measure}
+        data-index={index}
+        data-row-key={row.key}
+        data-seq={row.kind === 'gap' ? undefined : row.seq}
+        data-last-seq={row.kind === 'gap' ? undefined : row.seqs[row.seqs.length - 1]}
+        tabIndex={-1}
+        aria-posinset={index + 1}
+        aria-setsize={-1}
+        aria-label={
+          row.kind === 'gap'
+            ? `Events ${row.fromSeq} to ${row.throughSeq}, not loaded`
+            : rowLabel(row)
+        }
+        aria-current={highlighted ? 'true' : undefined}
+        onFocus={(event) => onRowFocus(row.key, event.target === event.currentTarget)}
+        onBlur={(event) => {
+          if (!event.currentTarget.contains(event.relatedTarget as Node | null)) onRowBlur(row.key);
+        }}
+        onPointerEnter={() => onRowEnter(row.key)}
+        onPointerLeave={() => onRowLeave(row.key)}
+        className={`absolute top-0 left-0 w-full border-b border-slate-100 px-4 py-2 focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-blue-600 dark:border-slate-800 ${
+          highlighted ? 'bg-yellow-50 ring-2 ring-yellow-400 ring-inset dark:bg-yellow-950' : ''
+        }`}
+        style={{ transform: `translateY(${start}px)`, contain: 'layout style' }}
+      >
+        {row.kind === 'gap' ? (
+          <div
+            style={{ height: gapHeight(row) - 16 }}
+            className="text-xs text-slate-600 dark:text-slate-300"
+          >
+            {row.error
+              ? `Could not load events ${row.fromSeq}–${row.throughSeq}: ${row.error}`
+              : `Events ${row.fromSeq}–${row.throughSeq} load as they scroll into view…`}
+          </div>
+        ) : (
+          <RowActiveContext.Provider value={active}>
+            <TimelineRowView row={row} {...rowProps} />
+          </RowActiveContext.Provider>
+        )}
+      </article>
+    );
+  },
+  (a, b) =>
+    (a.row === b.row || (a.row.key === b.row.key && a.row.version === b.row.version)) &&
+    a.index === b.index &&
+    a.start === b.start &&
+    a.measure === b.measure &&
+    a.highlighted === b.highlighted &&
+    a.active === b.active &&
+    a.onRowFocus === b.onRowFocus &&
+    a.onRowBlur === b.onRowBlur &&
+    a.onRowEnter === b.onRowEnter &&
+    a.onRowLeave === b.onRowLeave &&
+    a.sessionId === b.sessionId &&
+    a.eventHref === b.eventHref &&
+    a.checkpointsHref === b.checkpointsHref &&
+    a.renderToolCall === b.renderToolCall &&
+    a.renderQuestion === b.renderQuestion,
+);
 
 /**
  * A session's events, newest at the bottom, virtualized over display rows built from the
@@ -324,7 +434,17 @@ export function Timeline(props: TimelineProps) {
   // happens while a scroll command (jump to the end, to a linked event, j/k) is still landing.
   const totalSize = virtualizer.getTotalSize();
   const viewportHeight = virtualizer.scrollRect?.height ?? 0;
+  //
+  // Where the browser anchors scrolling (`overflow-anchor`), the feed is left out of anchor
+  // selection and a sentinel after it is the only candidate, so once the view is at the end the
+  // browser keeps it there as the feed grows, inside the frame's own layout: no write, no layout
+  // forced from script (the write forced one per commit, the largest item of a profile at
+  // 1,000 events/s). The write stays for what anchoring does not cover: the first pin, a
+  // changed viewport, the view not (yet) known to be at the end, and browsers without it.
   const pinnedAt = useRef(-1);
+  const anchoring = useMemo(scrollAnchoring, []);
+  const scrollOffsetNow = virtualizer.scrollOffset ?? 0;
+  const pinnedViewport = useRef(0);
   useLayoutEffect(() => {
     if (!following) {
       pinnedAt.current = -1;
@@ -334,9 +454,16 @@ export function Timeline(props: TimelineProps) {
     if (!element || !positionedOnce.current || performance.now() <= commandUntil.current) return;
     const target = Math.max(0, totalSize - viewportHeight);
     if (target === pinnedAt.current) return;
+    const anchored =
+      anchoring &&
+      pinnedAt.current >= 0 &&
+      target > pinnedAt.current &&
+      viewportHeight === pinnedViewport.current &&
+      Math.abs(scrollOffsetNow - pinnedAt.current) < 1;
     pinnedAt.current = target;
-    element.scrollTo({ top: target });
-  }, [following, totalSize, viewportHeight, positioned]);
+    pinnedViewport.current = viewportHeight;
+    if (!anchored) element.scrollTo({ top: target });
+  }, [following, totalSize, viewportHeight, positioned, anchoring, scrollOffsetNow]);
 
   // Not following: keep what the reader looks at in place when rows change above it (a gap
   // replaced by its page, a page released, a chunk merged), since the virtualizer anchors only
@@ -441,6 +568,18 @@ export function Timeline(props: TimelineProps) {
   const [focusWithinKey, setFocusWithinKey] = useState<string | null>(null);
   const shownRef = useRef(shown);
   shownRef.current = shown;
+  const onRowFocus = useCallback((key: string, self: boolean) => {
+    setFocusWithinKey(key);
+    if (self) setFocusKey(key);
+  }, []);
+  const onRowBlur = useCallback(
+    (key: string) => setFocusWithinKey((current) => (current === key ? null : current)),
+    [],
+  );
+  const onRowLeave = useCallback(
+    (key: string) => setHoverKey((current) => (current === key ? null : current)),
+    [],
+  );
 
   const focusRow = useCallback(
     (index: number) => {
@@ -604,73 +743,35 @@ export function Timeline(props: TimelineProps) {
             className="relative w-full"
             // The feed's size is its own (the virtualizer's total), so a row laid out again never
             // makes the browser lay out the scroller or the rows around it.
-            style={{ height: totalSize, contain: 'size layout style' }}
+            style={{ height: totalSize, contain: 'size layout style', overflowAnchor: 'none' }}
           >
             {items.map((item) => {
               const row = shown[item.index];
               if (!row) return null;
-              const highlighted = row.key === highlightKey;
               return (
-                <article
+                <FeedRow
                   key={item.key}
-                  ref={virtualizer.measureElement}
-                  data-index={item.index}
-                  data-row-key={row.key}
-                  data-seq={row.kind === 'gap' ? undefined : row.seq}
-                  data-last-seq={row.kind === 'gap' ? undefined : row.seqs[row.seqs.length - 1]}
-                  tabIndex={-1}
-                  aria-posinset={item.index + 1}
-                  aria-setsize={shown.length}
-                  aria-label={
-                    row.kind === 'gap'
-                      ? `Events ${row.fromSeq} to ${row.throughSeq}, not loaded`
-                      : rowLabel(row)
-                  }
-                  aria-current={highlighted ? 'true' : undefined}
-                  onFocus={(event) => {
-                    setFocusWithinKey(row.key);
-                    if (event.target === event.currentTarget) setFocusKey(row.key);
-                  }}
-                  onBlur={(event) => {
-                    if (!event.currentTarget.contains(event.relatedTarget as Node | null))
-                      setFocusWithinKey((key) => (key === row.key ? null : key));
-                  }}
-                  onPointerEnter={() => setHoverKey(row.key)}
-                  onPointerLeave={() => setHoverKey((key) => (key === row.key ? null : key))}
-                  className={`absolute top-0 left-0 w-full border-b border-slate-100 px-4 py-2 focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-blue-600 dark:border-slate-800 ${
-                    highlighted
-                      ? 'bg-yellow-50 ring-2 ring-yellow-400 ring-inset dark:bg-yellow-950'
-                      : ''
-                  }`}
-                  style={{ transform: `translateY(${item.start}px)`, contain: 'layout style' }}
-                >
-                  {row.kind === 'gap' ? (
-                    <div
-                      style={{ height: gapHeight(row) - 16 }}
-                      className="text-xs text-slate-600 dark:text-slate-300"
-                    >
-                      {row.error
-                        ? `Could not load events ${row.fromSeq}–${row.throughSeq}: ${row.error}`
-                        : `Events ${row.fromSeq}–${row.throughSeq} load as they scroll into view…`}
-                    </div>
-                  ) : (
-                    <RowActiveContext.Provider
-                      value={row.key === hoverKey || row.key === focusWithinKey}
-                    >
-                      <TimelineRowView
-                        row={row}
-                        sessionId={sessionId}
-                        eventHref={props.eventHref}
-                        checkpointsHref={props.checkpointsHref}
-                        renderToolCall={props.renderToolCall}
-                        renderQuestion={props.renderQuestion}
-                      />
-                    </RowActiveContext.Provider>
-                  )}
-                </article>
+                  row={row}
+                  index={item.index}
+                  start={item.start}
+                  measure={virtualizer.measureElement}
+                  highlighted={row.key === highlightKey}
+                  active={row.key === hoverKey || row.key === focusWithinKey}
+                  onRowFocus={onRowFocus}
+                  onRowBlur={onRowBlur}
+                  onRowEnter={setHoverKey}
+                  onRowLeave={onRowLeave}
+                  sessionId={sessionId}
+                  eventHref={props.eventHref}
+                  checkpointsHref={props.checkpointsHref}
+                  renderToolCall={props.renderToolCall}
+                  renderQuestion={props.renderQuestion}
+                />
               );
             })}
           </div>
+          {/* The scroll anchor while following (the feed is left out of anchor selection). */}
+          <div aria-hidden="true" style={{ height: 1, marginTop: -1, overflowAnchor: 'auto' }} />
         </div>
         {!following && newEvents > 0 ? (
           <button

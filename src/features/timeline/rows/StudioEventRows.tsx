@@ -36,18 +36,19 @@ const LEVEL_TONE: Record<string, string> = {
 
 /** One log line of a foreign runtime, monospaced. */
 export function LogRow({ event, href }: { event: EventOf<'StudioLogEvent'>; href: string }) {
+  // The most frequent row: no wrapper of its own (the row's article holds the header and text).
   return (
-    <div>
+    <>
       <EventRowHeader event={event} href={href}>
         <span className={`font-medium ${LEVEL_TONE[event.logLevel.toUpperCase()] ?? ''}`}>
-          <SafeText text={event.logLevel} />
+          <SafeText bare text={event.logLevel} />
         </span>
         {event.logOrigin ? <SafeText text={event.logOrigin} /> : null}
       </EventRowHeader>
       <pre className="mt-1 overflow-x-auto text-xs whitespace-pre-wrap break-words text-slate-800 dark:text-slate-200">
-        <SafeText text={event.logMessage} />
+        <SafeText bare text={event.logMessage} />
       </pre>
-    </div>
+    </>
   );
 }
 
