@@ -157,7 +157,7 @@ export class TreeScanner {
    * the scan that follows a restore does not read it back. Such entries are as racy as any fresh
    * write: the scan after that one reads them again (see the class comment).
    */
-  seed(rel: string, st: fs.Stats, file: ManifestFile): void {
+  seed(rel: string, st: fs.Stats, file: ManifestFile, canonical?: string): void {
     this.dirty = true;
     this.seeded.add(rel);
     this.cache.set(rel, {
@@ -167,7 +167,7 @@ export class TreeScanner {
       ino: st.ino,
       mode: st.mode,
       file,
-      canonical: canonicalEntry(file),
+      canonical: canonical ?? canonicalEntry(file),
     });
   }
 
