@@ -1051,12 +1051,6 @@ export class ProjectWorkspace {
       if (recovering && existing && this.alreadyApplied(abs, existing, op)) continue;
       // plan() checked that the deletes above emptied this directory.
       if (existing?.isDirectory()) fs.rmdirSync(abs);
-      const mismatch = () =>
-        new WorkspaceError(
-          'HASH_MISMATCH',
-          `${describePath(op.path)}: byteLength does not match ${op.contentHash}`,
-          { path: op.path },
-        );
       // Nothing in the way: write under the final name at once (O_EXCL, so never through
       // anything that appeared there). A crash mid-write leaves a torn file that recovery finds
       // not applied and replaces. Something there: stage beside it and rename over it.
@@ -1065,13 +1059,13 @@ export class ProjectWorkspace {
       let written: fs.Stats | null = null;
       if (op.op === 'link') {
         const bytes = this.store.get(op.contentHash);
-        if (bytes.length !== op.byteLength) throw mismatch();
+        if (bytes.length !== op.byteLength) throw lengthMismatch(op);
         fs.symlinkSync(bytes.toString('utf8'), temp);
       } else {
         const length = this.store.rawLength(op.contentHash);
         // Not stored: get() names the reason (NOT_FOUND).
         if (length === null) this.store.get(op.contentHash);
-        if (length !== op.byteLength) throw mismatch();
+        if (length !== op.byteLength) throw lengthMismatch(op);
         written = writeBlobNoSync(temp, this.store, op.contentHash, op.executable ? 0o777 : 0o666);
       }
       this.fault('file-staged:', op.path);
@@ -1481,6 +1475,14 @@ function writeJournalDurably(path: string, body: JournalBody): void {
   } finally {
     fs.closeSync(fd);
   }
+}
+
+function lengthMismatch(op: { path: string; contentHash: string }): WorkspaceError {
+  return new WorkspaceError(
+    'HASH_MISMATCH',
+    `${describePath(op.path)}: byteLength does not match ${op.contentHash}`,
+    { path: op.path },
+  );
 }
 
 function parentOf(rel: string): string {

@@ -96,6 +96,41 @@ describe('ContentStore', () => {
     fs.closeSync(fd2);
   });
 
+  it('writes deflated blobs exactly one after another, and refuses a damaged one without losing the next', () => {
+    const store = new ContentStore(dir);
+    const texts = [0, 1, 2].map((i) =>
+      Buffer.from(`line ${i} of a compressible text\n`.repeat(400 + i)),
+    );
+    const hashes = texts.map((t) => store.put(t));
+    store.flush();
+    const writeOut = (s: ContentStore, hash: string, name: string): Buffer => {
+      const fd = fs.openSync(join(dir, name), 'w');
+      try {
+        s.writeTo(hash, fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      return fs.readFileSync(join(dir, name));
+    };
+    texts.forEach((t, i) => expect(writeOut(store, hashes[i]!, `t${i}`).equals(t)).toBe(true));
+
+    // Damage the middle blob's deflated bytes: that one is refused, the next still comes out.
+    const pack = packFiles().find((f) => f.endsWith('.pack'))!;
+    const packPath = join(dir, 'packs', pack);
+    const packBytes = fs.readFileSync(packPath);
+    const fresh = new ContentStore(dir);
+    const firstLength = fs.statSync(join(dir, 't0')).size;
+    expect(firstLength).toBe(texts[0]!.length);
+    const packFd = fs.openSync(packPath, 'r+');
+    // Every blob here deflates to well under a third of the pack: the middle third is blob 1's.
+    const at = Math.floor(packBytes.length / 2);
+    fs.writeSync(packFd, Buffer.alloc(24, 0xff), 0, 24, at);
+    fs.closeSync(packFd);
+    expect(codeOf(() => writeOut(fresh, hashes[1]!, 'bad'))).toBe('HASH_MISMATCH');
+    expect(writeOut(fresh, hashes[2]!, 'after').equals(texts[2]!)).toBe(true);
+    expect(writeOut(fresh, hashes[0]!, 'again').equals(texts[0]!)).toBe(true);
+  });
+
   it('still reads a blob of the older loose layout', () => {
     const hash = sha256Digest('legacy');
     fs.mkdirSync(join(dir, hash.slice(7, 9)), { recursive: true });
