@@ -346,6 +346,14 @@ export class ProjectWorkspace {
 
   /** Stores the manifest of `files` (already stored content) and returns its hash. */
   storeManifest(files: readonly ManifestFile[]): string {
+    // A list whose hash this workspace knows (a restore's result, a scan, a stored manifest) and
+    // whose text is stored: nothing to build (a whole tree's text is 3 MB).
+    const known = manifestHashes.get(files);
+    if (known && this.store.has(known)) {
+      const list = checkedManifests.get(files) === files ? (files as ManifestFile[]) : null;
+      if (list) this.remember(known, list);
+      return known;
+    }
     const sorted = sortManifest(files);
     const text = canonicalManifestText(sorted);
     const hash = sha256Digest(text);
@@ -522,6 +530,7 @@ export class ProjectWorkspace {
       }
       this.fault('validated');
       const targetHash = manifestHashes.get(target) ?? canonicalManifestHash(target);
+      manifestHashes.set(target, targetHash);
       if (ops.length > 0)
         this.commit(
           {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
+import { deflateRawSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ContentStore } from './contentStore.ts';
 import { sha256Digest } from './manifest.ts';
@@ -129,6 +130,32 @@ describe('ContentStore', () => {
     expect(codeOf(() => writeOut(fresh, hashes[1]!, 'bad'))).toBe('HASH_MISMATCH');
     expect(writeOut(fresh, hashes[2]!, 'after').equals(texts[2]!)).toBe(true);
     expect(writeOut(fresh, hashes[0]!, 'again').equals(texts[0]!)).toBe(true);
+  });
+
+  it('deflates each blob exactly as deflateRawSync at level 1 does, and keeps what does not shrink raw', () => {
+    const store = new ContentStore(dir);
+    const texts = [
+      Buffer.from('short text that repeats, '.repeat(8)),
+      Buffer.from(`${'a mid-sized line of source\n'.repeat(900)}`),
+      // Over the 16 KiB sample: the sample decides, then the whole is deflated.
+      Buffer.from(`${'const value = items.map((item) => item.index);\n'.repeat(2000)}`),
+    ];
+    // Incompressible: over the sample (refused by it) and under it (deflated, then kept raw).
+    const noise = [randomBytes(40 * 1024), randomBytes(3000)];
+    const hashes = [...texts, ...noise].map((b) => store.put(b));
+    store.flush();
+    const pack = fs.readFileSync(
+      join(
+        dir,
+        'packs',
+        packFiles().find((f) => f.endsWith('.pack'))!,
+      ),
+    );
+    for (const t of texts)
+      expect(pack.indexOf(deflateRawSync(t, { level: 1 }))).toBeGreaterThanOrEqual(0);
+    for (const n of noise) expect(pack.indexOf(n)).toBeGreaterThanOrEqual(0);
+    const fresh = new ContentStore(dir);
+    [...texts, ...noise].forEach((b, i) => expect(fresh.get(hashes[i]!).equals(b)).toBe(true));
   });
 
   it('still reads a blob of the older loose layout', () => {

@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import {
   constants as zlibConstants,
+  createDeflateRaw,
   createInflateRaw,
   deflateRawSync,
   inflateRawSync,
@@ -139,11 +140,13 @@ export class ContentStore {
       const pack = this.openPack();
       let stored = buf;
       let method: 0 | 1 = 0;
-      if (buf.length >= MIN_COMPRESS && compressible(buf)) {
-        // One output buffer the size of the input (what pays off fits in it), not 16 KiB pieces:
-        // a first checkpoint deflates every file, and each buffer is garbage once written.
-        const deflated = deflateRawSync(buf, { level: 1, chunkSize: outputChunk(buf.length) });
-        if (deflated.length < buf.length) {
+      if (buf.length >= MIN_COMPRESS && this.compressible(buf)) {
+        // Into the store's reused output buffer, as long as the result is shorter than the
+        // input (else it is stored raw): a first checkpoint deflates every file.
+        let deflated = buf.length <= COPY_CHUNK ? this.deflateShort(buf, buf.length) : null;
+        // One output buffer the size of the input (what pays off fits in it), not 16 KiB pieces.
+        deflated ??= deflateRawSync(buf, { level: 1, chunkSize: outputChunk(buf.length) });
+        if (deflated !== false && deflated.length < buf.length) {
           stored = deflated;
           method = 1;
         }
@@ -398,7 +401,7 @@ export class ContentStore {
    * (`handle.writeSync` and its `_writeState`); the bytes are hashed by the caller as always.
    */
   private inflateInto(entry: PackEntry, hash: string): Buffer | null {
-    const inflater = this.inflater();
+    const inflater = this.zlibHandle('inflate');
     if (!inflater) return null;
     const stored = this.copyBuffer().subarray(0, entry.storedLength);
     const fd = this.readFd(entry.pack);
@@ -430,37 +433,80 @@ export class ContentStore {
     return out.subarray(0, length);
   }
 
-  private inflaterState: InflateHandle | null | undefined;
+  /**
+   * Deflate pays off: a sample of the start shrinks by a tenth at least (not media, not
+   * archives). The sample deflates into the reused buffer: it shrank when its output fit in
+   * `ceil(0.9 * SAMPLE)` bytes, i.e. is shorter than 0.9 of the sample.
+   */
+  private compressible(buf: Buffer): boolean {
+    if (buf.length <= SAMPLE) return true;
+    const sample = buf.subarray(0, SAMPLE);
+    const short = this.deflateShort(sample, Math.ceil(SAMPLE * 0.9));
+    if (short !== null) return short !== false;
+    return (
+      deflateRawSync(sample, { level: 1, chunkSize: outputChunk(SAMPLE) }).length <
+      sample.length * 0.9
+    );
+  }
+
+  /**
+   * `input` raw-deflated at level 1 (the bytes `deflateRawSync(input, { level: 1 })` gives) into
+   * the store's reused output buffer (a view valid until the next call) when that is shorter than
+   * `limit` bytes (at most 1 MiB); false when it is not; null when this Node's zlib cannot (the
+   * caller then takes `deflateRawSync`). One long-lived handle, reset after each input, as
+   * {@link inflateInto} does and for the same reason: no stream, handle and output buffer per file.
+   */
+  private deflateShort(input: Buffer, limit: number): Buffer | false | null {
+    const deflater = this.zlibHandle('deflate');
+    if (!deflater || limit > COPY_CHUNK) return null;
+    const out = (this.deflateBuf ??= Buffer.allocUnsafe(COPY_CHUNK));
+    deflater.error = null;
+    const { handle, state } = deflater;
+    handle.writeSync(zlibConstants.Z_FINISH, input, 0, input.length, out, 0, limit);
+    const outLeft = state[0]!;
+    const inputLeft = state[1]!;
+    handle.reset();
+    if (deflater.error !== null)
+      throw new WorkspaceError('IO', `Could not deflate a blob: ${deflater.error}`);
+    // Output space left means the stream finished (Z_FINISH) inside the limit.
+    if (outLeft === 0 || inputLeft !== 0) return false;
+    return out.subarray(0, limit - outLeft);
+  }
+
+  private deflateBuf: Buffer | null = null;
+  private deflaterState: ZlibHandle | null | undefined;
+  private inflaterState: ZlibHandle | null | undefined;
   private inflateBuf: Buffer | null = null;
-  private inflater(): InflateHandle | null {
-    if (this.inflaterState !== undefined) return this.inflaterState;
-    const stream = createInflateRaw() as unknown as {
+  /** The long-lived raw inflate or deflate handle (null when this Node's zlib lacks it). */
+  private zlibHandle(kind: 'inflate' | 'deflate'): ZlibHandle | null {
+    const known = kind === 'inflate' ? this.inflaterState : this.deflaterState;
+    if (known !== undefined) return known;
+    const stream = (kind === 'inflate'
+      ? createInflateRaw()
+      : createDeflateRaw({ level: 1 })) as unknown as {
       _handle?: unknown;
       _writeState?: unknown;
     };
-    const handle = stream._handle as Partial<InflateHandle['handle']> | undefined;
+    const handle = stream._handle as Partial<ZlibHandle['handle']> | undefined;
     const state = stream._writeState;
+    let made: ZlibHandle | null = null;
     if (
-      !handle ||
-      typeof handle.writeSync !== 'function' ||
-      typeof handle.reset !== 'function' ||
-      !(state instanceof Uint32Array) ||
-      state.length !== 2
+      handle &&
+      typeof handle.writeSync === 'function' &&
+      typeof handle.reset === 'function' &&
+      state instanceof Uint32Array &&
+      state.length === 2
     ) {
-      this.inflaterState = null;
-      return null;
+      const z: ZlibHandle = { handle: handle as ZlibHandle['handle'], state, error: null };
+      // Errors come back through this callback, synchronously, instead of destroying the stream.
+      (handle as { onerror?: unknown }).onerror = (message: unknown) => {
+        z.error = typeof message === 'string' && message ? message : 'zlib error';
+      };
+      made = z;
     }
-    const inflater: InflateHandle = {
-      handle: handle as InflateHandle['handle'],
-      state,
-      error: null,
-    };
-    // Errors come back through this callback, synchronously, instead of destroying the stream.
-    (handle as { onerror?: unknown }).onerror = (message: unknown) => {
-      inflater.error = typeof message === 'string' && message ? message : 'zlib error';
-    };
-    this.inflaterState = inflater;
-    return inflater;
+    if (kind === 'inflate') this.inflaterState = made;
+    else this.deflaterState = made;
+    return made;
   }
 
   private copyBuf: Buffer | null = null;
@@ -628,8 +674,8 @@ export class ContentStore {
   }
 }
 
-/** The native handle of a raw inflate stream (see ContentStore.inflateInto). */
-interface InflateHandle {
+/** The native handle of a raw inflate or deflate stream (see ContentStore.inflateInto). */
+interface ZlibHandle {
   handle: {
     writeSync(
       flush: number,
@@ -646,16 +692,6 @@ interface InflateHandle {
   state: Uint32Array;
   /** The zlib error code of the last write, if it failed. */
   error: string | null;
-}
-
-/** Deflate pays off: a sample of the start shrinks by a tenth at least (not media, not archives). */
-function compressible(buf: Buffer): boolean {
-  if (buf.length <= SAMPLE) return true;
-  const sample = buf.subarray(0, SAMPLE);
-  return (
-    deflateRawSync(sample, { level: 1, chunkSize: outputChunk(SAMPLE) }).length <
-    sample.length * 0.9
-  );
 }
 
 /** A zlib output chunk for `length` bytes: one byte over it (so zlib ends inside it), capped. */
