@@ -45,13 +45,6 @@ export default defineConfig({
             // Agent call's task (failed once in four server-pg runs). Fixing it is in
             // server/sources/claude-code. The other Claude Code suites run here.
             'test/server/claudeCode/claudeCodeSource.test.ts',
-            // Not yet on PostgreSQL: with concurrent writers a bridge's ingest can commit before
-            // the outbox's TOOL_DISPATCHED for the same call (SQLite's one writer hides the race),
-            // so these event-order assertions fail there. Kernel ordering, reported in issue 12.
-            // A job a killed worker left CLAIMED is taken over at once only when its instance's
-            // liveness lock is already gone; a restart that looks before PostgreSQL has ended the
-            // dead connection waits for the claim's lease (JOB_LEASE_MS, 60 s). The suite passed
-            // here 24 of 24 once and failed once in a fresh-clone CI run on that race.
             // No store under them (units and sources on MemorySourceHost): the server project
             // runs them; twice would only cost time.
             'test/server/checkpointSizes.test.ts',
@@ -65,12 +58,6 @@ export default defineConfig({
             'test/server/bridges/managedAgentsThreads.test.ts',
             'test/server/bridges/noSecretLeak.test.ts',
             'test/server/bridges/redact.test.ts',
-            // A starvation check (healthz answered mid-burst of 10,000 frames), not a store
-            // property. It passes on PostgreSQL, in 39 s at load 7.6 against SQLite's 5 s: the
-            // bridge asks hasForeignId and findSession once per frame (about 2.4 round trips a
-            // frame), too slow to sit in every run. Ingest speed on both stores is
-            // bench:server's (appends per second through a bridge).
-            'test/server/bridges/ingestBurst.test.ts',
           ],
           env: { STUDIO_TEST_STORE: 'postgres' },
           globalSetup: ['test/support/postgresGlobalSetup.ts'],

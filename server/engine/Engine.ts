@@ -18,6 +18,7 @@ import type { ApprovalRuleRecord, RestoreJobRecord, SessionRecord } from '../sto
 import type { EventDraft, StoredEvent } from './eventDrafts.ts';
 import type { Logger } from '../logger.ts';
 import type {
+  GroupCommitOptions,
   SessionInfo,
   Source,
   SourceHost,
@@ -357,7 +358,7 @@ export class Engine {
         return s ? this.sessionInfo(s) : null;
       },
       append: (id, drafts) => this.append(id, drafts),
-      groupCommit: (fn) => this.groupCommit(fn),
+      groupCommit: (fn, options) => this.groupCommit(fn, options),
       hasForeignId: (id, foreignId) => this.db.hasForeignId(id, foreignId),
       findQuestion: (id, questionId) => this.db.getQuestion(id, questionId),
       proposalDiff: (id, changes) => this.projects.proposalDiffNow(id, changes),
@@ -460,8 +461,8 @@ export class Engine {
    * transaction, so the slice costs one commit and one fsync, and each session's record is
    * written once at the end instead of once per append.
    */
-  async groupCommit<T>(fn: () => Promise<T>): Promise<T> {
-    return this.kernel.group(fn);
+  async groupCommit<T>(fn: () => Promise<T>, options?: GroupCommitOptions): Promise<T> {
+    return this.kernel.group(fn, options);
   }
 
   /** Inserts one event with the next seq and folds it into the current state. */

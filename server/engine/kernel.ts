@@ -10,7 +10,7 @@
  * `listen`); the Notifier wakes subscriptions from them.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Store, StoreNotification, Tx } from '../store/Store.ts';
+import type { Store, StoreNotification, TransactionOptions, Tx } from '../store/Store.ts';
 import type { SessionRecord } from '../store/records.ts';
 
 /** One open transaction as the kernel tracks it. */
@@ -211,14 +211,18 @@ export class Kernel {
   }
 
   /** Runs a new write transaction; its frame's after-commit steps run once it committed. */
-  private async commit<T>(fn: (tx: Tx) => Promise<T>, setup?: (frame: Frame) => void): Promise<T> {
+  private async commit<T>(
+    fn: (tx: Tx) => Promise<T>,
+    setup?: (frame: Frame) => void,
+    options: TransactionOptions = {},
+  ): Promise<T> {
     let last: Frame | null = null;
     const result = await this.store.transaction((tx) => {
       const frame: Frame = { tx, ended: false, group: null, afterCommit: [], strays: null };
       last = frame;
       setup?.(frame);
       return this.enter(frame, fn);
-    });
+    }, options);
     const steps = (last as Frame | null)?.afterCommit ?? [];
     if (steps.length > 0) this.detached(() => setImmediate(() => this.runSteps(steps)));
     return result;
@@ -250,9 +254,13 @@ export class Kernel {
 
   /**
    * A group commit: `fn` and every append inside it commit together (one fsync); each session's
-   * record is written once at the end.
+   * record is written once at the end. `onCommitted` as in TransactionOptions (never called when
+   * the group joins an open transaction).
    */
-  async group<T>(fn: () => Promise<T>): Promise<T> {
+  async group<T>(
+    fn: () => Promise<T>,
+    options: Pick<TransactionOptions, 'onCommitted'> = {},
+  ): Promise<T> {
     const frame = this.current();
     if (frame?.group) return fn();
     if (frame && !frame.tx.readOnly) {
@@ -266,6 +274,7 @@ export class Kernel {
     return this.commit(
       async () => this.flushGroup(this.current()!, await fn()),
       (frame) => (frame.group = new Map()),
+      options.onCommitted ? { onCommitted: options.onCommitted } : {},
     );
   }
 

@@ -56,6 +56,16 @@ export interface QuestionAnswer {
   approved: boolean | null;
 }
 
+/** Options of `SourceHost.groupCommit`. */
+export interface GroupCommitOptions {
+  /**
+   * Called once the group has committed but before it is known durable (the SQLite store syncs
+   * its WAL after COMMIT), so an ingest that acknowledges nothing may apply its next slice
+   * meanwhile. Not every host calls it: the promise alone means "on disk".
+   */
+  onCommitted?: () => void;
+}
+
 /** What the engine offers a source. */
 export interface SourceHost {
   readonly logger: Logger;
@@ -73,7 +83,7 @@ export interface SourceHost {
    * fails before it writes (unknown session, invalid draft), so the others still commit; `fn`
    * must not await anything but the host. Optional: a host without it commits each append alone.
    */
-  groupCommit?<T>(fn: () => Promise<T>): Promise<T>;
+  groupCommit?<T>(fn: () => Promise<T>, options?: GroupCommitOptions): Promise<T>;
   /** The current state of a question (null if unknown). */
   findQuestion(sessionId: string, questionId: string): Promise<QuestionValue | null>;
   /**

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SlicedIngest } from './slicedIngest.ts';
+import { SlicedIngest, SocketBackpressure } from './slicedIngest.ts';
 import { appendSafely } from './bridgeSupport.ts';
 import { MemorySourceHost } from '../../test/fakes/MemorySourceHost.ts';
 
@@ -166,5 +166,143 @@ describe('SlicedIngest.host: appends gathered inside a slice', () => {
     ]);
     expect(calls).toEqual([{ sessionId: 'a', count: 1 }]);
     expect(messages(host, 'a')).toEqual(['now']);
+  });
+});
+
+describe('SocketBackpressure', () => {
+  /** An ingest whose slices hold 5 items, and a socket that records pause/resume with the inbox size. */
+  function paced() {
+    const host = new MemorySourceHost();
+    const applied: number[] = [];
+    const ingest = new SlicedIngest<number>({
+      host,
+      maxItems: 5,
+      maxMs: 1_000,
+      apply: async (n) => void applied.push(n),
+      onError: (error) => {
+        throw error;
+      },
+    });
+    const log: string[] = [];
+    const socket = {
+      paused: false,
+      pause() {
+        this.paused = true;
+        log.push(`pause at ${ingest.pending}`);
+      },
+      resume() {
+        this.paused = false;
+        log.push(`resume at ${ingest.pending}`);
+      },
+    };
+    const backpressure = new SocketBackpressure(ingest, socket, 20, 10);
+    return { ingest, applied, socket, log, backpressure };
+  }
+
+  it('pauses the socket at the high mark, resumes it at the low mark, and loses nothing', async () => {
+    const { ingest, applied, socket, log, backpressure } = paced();
+    // A peer that sends only while the socket reads, as TCP does.
+    let sent = 0;
+    while (sent < 100) {
+      if (socket.paused) {
+        await ingest.whenPendingAtMost(10);
+        // The resume runs in the waiter that SocketBackpressure registered first.
+        await Promise.resolve();
+        expect(socket.paused).toBe(false);
+        continue;
+      }
+      void ingest.push(sent);
+      sent += 1;
+      backpressure.check();
+      expect(ingest.pending).toBeLessThanOrEqual(20);
+    }
+    await ingest.idle();
+    expect(applied).toEqual(Array.from({ length: 100 }, (_, i) => i));
+    expect(log[0]).toBe('pause at 20');
+    expect(log.filter((l) => l.startsWith('pause')).length).toBeGreaterThan(1);
+    for (const line of log.filter((l) => l.startsWith('resume')))
+      expect(Number(line.split(' ').at(-1))).toBeLessThanOrEqual(10);
+  });
+
+  it('items buffered outside the inbox pause it too, and it resumes only once they are handed over and drained', async () => {
+    const { ingest, applied, socket, log, backpressure } = paced();
+    const buffered: number[] = [];
+    for (let n = 0; n < 25; n += 1) {
+      buffered.push(n);
+      backpressure.check(buffered.length);
+    }
+    expect(log).toEqual(['pause at 0']);
+    // Nothing resumes it while the frames wait outside (a bridge still reading state).
+    await ingest.idle();
+    expect(socket.paused).toBe(true);
+    const done = ingest.push(...buffered.splice(0));
+    backpressure.handedOver();
+    await done;
+    expect(socket.paused).toBe(false);
+    expect(log).toEqual(['pause at 0', expect.stringMatching(/^resume at (\d|10)$/)]);
+    expect(applied).toHaveLength(25);
+  });
+
+  it('a stopped ingest releases the socket', async () => {
+    const { ingest, socket, backpressure } = paced();
+    for (let n = 0; n < 30; n += 1) {
+      void ingest.push(n);
+      backpressure.check();
+    }
+    expect(socket.paused).toBe(true);
+    ingest.stop();
+    await ingest.idle();
+    await ingest.whenPendingAtMost(0);
+    expect(socket.paused).toBe(false);
+  });
+});
+
+describe('SlicedIngest on a host that commits before it syncs', () => {
+  /** A host whose group commits report "committed" at once and finish ("on disk") when released. */
+  class SyncingHost extends MemorySourceHost {
+    readonly unsynced: (() => void)[] = [];
+    override async groupCommit<T>(
+      fn: () => Promise<T>,
+      options?: { onCommitted?: () => void },
+    ): Promise<T> {
+      this.groupCommits += 1;
+      const result = await fn();
+      options?.onCommitted?.();
+      await new Promise<void>((resolve) => this.unsynced.push(resolve));
+      return result;
+    }
+  }
+
+  it('applies the next slice while the last one syncs, at most two unsynced, and settles only once all are on disk', async () => {
+    const host = new SyncingHost();
+    const applied: number[] = [];
+    const ingest = new SlicedIngest<number>({
+      host,
+      maxItems: 2,
+      maxMs: 1_000,
+      apply: async (n) => void applied.push(n),
+      onError: (error) => {
+        throw error;
+      },
+    });
+    let settled = false;
+    const done = ingest.push(1, 2, 3, 4, 5, 6).then(() => (settled = true));
+    const until = async (check: () => boolean) => {
+      while (!check()) await new Promise<void>((resolve) => setImmediate(resolve));
+    };
+    // Slice 1 committed and waits for its sync; slice 2 applied meanwhile; slice 3 waits.
+    await until(() => host.unsynced.length === 2);
+    expect(applied).toEqual([1, 2, 3, 4]);
+    for (let i = 0; i < 5; i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+    expect(applied).toEqual([1, 2, 3, 4]);
+    host.unsynced.shift()!();
+    await until(() => applied.length === 6);
+    // Everything is applied, but two slices are not on disk yet: the inbox has not settled.
+    expect(settled).toBe(false);
+    host.unsynced.shift()!();
+    host.unsynced.shift()!();
+    await done;
+    expect(settled).toBe(true);
+    expect(host.groupCommits).toBe(3);
   });
 });

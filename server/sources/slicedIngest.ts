@@ -15,7 +15,7 @@
 import type { EventDraft, StoredEvent } from '../engine/eventDrafts.ts';
 import { yieldToEventLoop } from '../eventLoop.ts';
 import { appendSafely } from './bridgeSupport.ts';
-import type { SourceHost } from './Source.ts';
+import type { GroupCommitOptions, SourceHost } from './Source.ts';
 
 export interface SlicedIngestOptions<T> {
   host: SourceHost;
@@ -88,7 +88,10 @@ class BatchingHost {
           }
         : {}),
       ...(inner.groupCommit
-        ? { groupCommit: <R>(fn: () => Promise<R>) => this.groupCommit(fn) }
+        ? {
+            groupCommit: <R>(fn: () => Promise<R>, options?: GroupCommitOptions) =>
+              this.groupCommit(fn, options),
+          }
         : {}),
       ...(inner.proposalDiff
         ? {
@@ -103,7 +106,7 @@ class BatchingHost {
   }
 
   /** Runs one slice: inside the host's group commit, gathering appends, handed over at its end. */
-  async groupCommit<R>(fn: () => Promise<R>): Promise<R> {
+  async groupCommit<R>(fn: () => Promise<R>, options?: GroupCommitOptions): Promise<R> {
     if (this.batching || !this.inner.groupCommit) return fn();
     return this.inner.groupCommit(async () => {
       this.batching = true;
@@ -115,7 +118,7 @@ class BatchingHost {
       }
       await this.flush();
       return result;
-    });
+    }, options);
   }
 
   private async append(sessionId: string, drafts: EventDraft[]): Promise<StoredEvent[]> {
@@ -153,6 +156,8 @@ export class SlicedIngest<T> {
   private prepared = -1;
   private running: Promise<void> | null = null;
   private stopped = false;
+  /** Who waits for the inbox to shrink (`whenPendingAtMost`), checked after every slice. */
+  private waiters: { atMost: number; resolve: () => void }[] = [];
 
   constructor(options: SlicedIngestOptions<T>) {
     this.options = options;
@@ -180,6 +185,26 @@ export class SlicedIngest<T> {
     return this.running;
   }
 
+  /**
+   * Resolves once at most `atMost` items wait (at once if that is so now): a source that reads
+   * a socket pauses it on a backlog and resumes here, so a burst waits in the peer's socket
+   * buffers (TCP backpressure) instead of being parsed into this process all at once.
+   */
+  whenPendingAtMost(atMost: number): Promise<void> {
+    if (this.stopped || this.pending <= atMost) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ atMost, resolve }));
+  }
+
+  private wakeWaiters(): void {
+    if (this.waiters.length === 0) return;
+    const pending = this.stopped ? 0 : this.pending;
+    const still: typeof this.waiters = [];
+    for (const waiter of this.waiters)
+      if (pending <= waiter.atMost) waiter.resolve();
+      else still.push(waiter);
+    this.waiters = still;
+  }
+
   /** Settles once everything queued so far was applied. */
   idle(): Promise<void> {
     return this.running ?? Promise.resolve();
@@ -190,20 +215,32 @@ export class SlicedIngest<T> {
     this.stopped = true;
     this.inbox = [];
     this.head = 0;
+    this.wakeWaiters();
   }
 
   private async drain(): Promise<void> {
     const maxItems = this.options.maxItems ?? DEFAULT_SLICE_ITEMS;
     const maxMs = this.options.maxMs ?? DEFAULT_SLICE_MS;
+    // The last slice: committed, its sync (SQLite's WAL fdatasync, off the event loop) maybe
+    // still running. The next slice applies meanwhile; the one after waits for it, so at most
+    // two slices are ever committed but not yet on disk. Nothing is acknowledged by a slice.
+    let syncing: Promise<void> | null = null;
     for (;;) {
       // Yield first: the caller's synchronous code finishes and pending I/O gets its turn.
       await yieldToEventLoop();
+      if (syncing && (this.stopped || this.head >= this.inbox.length)) {
+        // The inbox settles only once what it applied is on disk; then look again.
+        await syncing;
+        syncing = null;
+        continue;
+      }
       if (this.stopped || this.head >= this.inbox.length) {
         // Checked and cleared in one synchronous step, so a push after this starts a new drain.
         this.running = null;
         this.inbox = [];
         this.head = 0;
         this.prepared = -1;
+        this.wakeWaiters();
         return;
       }
       let after: (() => Promise<void>) | null = null;
@@ -234,23 +271,37 @@ export class SlicedIngest<T> {
         }
       };
       const headBefore = this.head;
-      try {
-        if (this.options.host.groupCommit) await this.batching.groupCommit(slice);
-        else await slice();
-      } catch (error) {
-        // The slice's transaction failed as a whole (disk full, say): logged; the rest goes on.
-        this.options.onError(error);
-        // Never retry forever an item that fails before it could be applied.
-        if (this.head === headBefore && !before) this.head += 1;
-      }
+      let committed!: () => void;
+      const commitSeen = new Promise<void>((resolve) => (committed = resolve));
+      const done = (
+        this.options.host.groupCommit
+          ? this.batching.groupCommit(slice, { onCommitted: committed })
+          : slice()
+      ).then(
+        () => undefined,
+        (error: unknown) => {
+          // The slice's transaction failed as a whole (disk full, say): logged; the rest goes on.
+          this.options.onError(error);
+          // Never retry forever an item that fails before it could be applied.
+          if (this.head === headBefore && !before) this.head += 1;
+        },
+      );
+      // On as soon as the slice committed (or settled, for a host that does not say).
+      await Promise.race([commitSeen, done]);
+      if (syncing) await syncing;
+      syncing = done;
       if (this.head > 4096 && this.head * 2 > this.inbox.length) {
         this.inbox = this.inbox.slice(this.head);
         if (this.prepared >= this.head) this.prepared -= this.head;
         else this.prepared = -1;
         this.head = 0;
       }
+      this.wakeWaiters();
       const work: (() => Promise<void>) | null = after ?? before;
       if (work) {
+        // Work between items runs once what came before it is on disk, as it always did.
+        await syncing;
+        syncing = null;
         try {
           await (work as () => Promise<void>)();
         } catch (error) {
@@ -258,5 +309,55 @@ export class SlicedIngest<T> {
         }
       }
     }
+  }
+}
+
+/** A stream that can stop and restart reading (a `ws` WebSocket, a net.Socket, a Readable). */
+export interface Pausable {
+  pause(): void;
+  resume(): void;
+}
+
+/**
+ * Backpressure from an inbox to the socket that fills it: past `high` waiting items the socket
+ * is paused (the peer's sends wait in the kernel's buffers and then its own), and resumed once
+ * the inbox is down to `low`. Without it a burst was read and parsed into the process as fast
+ * as it arrived, for hundreds of milliseconds at a time while nothing else ran (bench:ingest).
+ */
+export class SocketBackpressure {
+  private paused = false;
+  private armed = false;
+
+  constructor(
+    private readonly ingest: Pick<SlicedIngest<unknown>, 'pending' | 'whenPendingAtMost'>,
+    private readonly stream: Pausable,
+    private readonly high = 2 * DEFAULT_SLICE_ITEMS,
+    private readonly low = DEFAULT_SLICE_ITEMS,
+  ) {}
+
+  /**
+   * Call after each item is queued. `outside`: items that wait outside the inbox, not handed to
+   * it yet (a bridge catching up buffers frames); the socket then resumes after `handedOver`.
+   */
+  check(outside = 0): void {
+    if (this.paused || outside + this.ingest.pending < this.high) return;
+    this.paused = true;
+    this.stream.pause();
+    if (outside === 0) this.resumeWhenDrained();
+  }
+
+  /** The items that waited outside are in the inbox now. */
+  handedOver(): void {
+    if (this.paused) this.resumeWhenDrained();
+  }
+
+  private resumeWhenDrained(): void {
+    if (this.armed) return;
+    this.armed = true;
+    void this.ingest.whenPendingAtMost(this.low).then(() => {
+      this.armed = false;
+      this.paused = false;
+      this.stream.resume();
+    });
   }
 }

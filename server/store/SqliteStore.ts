@@ -1,11 +1,16 @@
 /**
- * The SQLite implementation of Store (the embedded default): one file in the data dir, WAL mode,
- * synchronous=FULL. better-sqlite3 is synchronous, so the asynchronous contract is kept like this:
+ * The SQLite implementation of Store (the embedded default): one file in the data dir, WAL mode.
+ * better-sqlite3 is synchronous, so the asynchronous contract is kept like this:
  * - write transactions run one at a time on the writer connection (a queue): BEGIN IMMEDIATE,
  *   await fn, COMMIT (or ROLLBACK on a throw). While one awaits, the next waits its turn;
+ * - a COMMIT writes the WAL without an fsync (synchronous=NORMAL); the WAL is then fsynced on
+ *   the thread pool (walSync.ts, one sync for every commit made while the last one ran), and
+ *   only then does the transaction resolve and its notifications reach the listeners, in commit
+ *   order. So nothing is acknowledged before it is on disk, as with synchronous=FULL, but the
+ *   event loop never waits on the disk;
  * - read-only transactions run on a second, read-only connection, one at a time, each inside
- *   BEGIN … COMMIT: a WAL snapshot of what was committed, never a writer's uncommitted rows;
- * - notifications of a transaction are delivered to the listeners right after its COMMIT.
+ *   BEGIN … COMMIT: a WAL snapshot of what was committed and is on disk (a read waits for the
+ *   sync of any commit before it), never a writer's uncommitted rows.
  */
 import Database from 'better-sqlite3';
 import type { Statement } from 'better-sqlite3';
@@ -39,6 +44,7 @@ import type {
 import { eventText, ftsQuery, sessionToken, snippetParts } from './eventText.ts';
 import { SQLITE_MIGRATIONS } from './sqliteMigrations.ts';
 import { SqliteCheckpointer } from './sqliteCheckpointer.ts';
+import { WalSync } from './walSync.ts';
 
 /** SQLite's own default, for the writer when the checkpoint worker is gone. */
 const SQLITE_AUTOCHECKPOINT_PAGES = 1000;
@@ -108,6 +114,14 @@ const isUniqueViolation = (error: unknown): boolean =>
   'code' in error &&
   (error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || error.code === 'SQLITE_CONSTRAINT_UNIQUE');
 
+/** A write transaction that committed, waiting for its sync. */
+interface Committed<T> {
+  result: T;
+  notifications: Map<string, StoreNotification>;
+  /** Its number in WalSync's count. */
+  commit: number;
+}
+
 export class SqliteStore implements Store {
   readonly kind = 'sqlite';
   readonly shared = false;
@@ -120,20 +134,25 @@ export class SqliteStore implements Store {
   private readonly listeners = new Set<(n: StoreNotification) => void>();
   private closed = false;
   private readonly checkpointer: SqliteCheckpointer;
+  private readonly wal: WalSync;
+  /** Set while a read waits for the syncs before its snapshot: no write begins meanwhile. */
+  private readGate: Promise<void> | null = null;
 
   constructor(private readonly file: string) {
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
-    // FULL: a commit is on disk before any client hears of it, so a crash (even of the machine)
-    // loses nothing that was acknowledged. WAL keeps that to one fsync per transaction.
-    this.db.pragma('synchronous = FULL');
+    // NORMAL: COMMIT does not fsync; WalSync does, off the event loop, before a transaction is
+    // acknowledged, so a crash (even of the machine) still loses nothing that was acknowledged.
+    this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');
     this.writer = new Connection(this.db);
     this.migrateNow();
+    this.wal = new WalSync(`${file}-wal`);
     const readDb = new Database(file, { readonly: true });
     readDb.pragma('busy_timeout = 5000');
     this.reader = new Connection(readDb);
     this.backfillSearch();
+    this.wal.syncNow();
     // Checkpoints run on a worker thread (sqliteCheckpointer.ts), not inside a COMMIT on the
     // event loop; should the worker fail, the writer checkpoints by itself again.
     this.db.pragma('wal_autocheckpoint = 0');
@@ -170,6 +189,7 @@ export class SqliteStore implements Store {
   migrate(): Promise<void> {
     return this.writes.run(() => {
       this.migrateNow();
+      this.wal.syncNow();
       return Promise.resolve();
     });
   }
@@ -191,12 +211,39 @@ export class SqliteStore implements Store {
   transaction<T>(fn: (tx: Tx) => Promise<T>, opts: TransactionOptions = {}): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the store is closed'));
     if (opts.readOnly) return this.reads.run(() => this.runReadOnly(fn));
-    return this.writes.run(() => this.runWrite(fn));
+    return this.writes
+      .run(() => this.runWrite(fn))
+      .then(async (done) => {
+        try {
+          opts.onCommitted?.();
+        } catch {
+          // The caller's hook; the commit stands either way.
+        }
+        // Outside the write queue: the next transaction runs while this one's sync does.
+        await this.wal.durable(done.commit);
+        this.deliver(done.notifications);
+        return done.result;
+      });
   }
 
   private async runReadOnly<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+    // Only what is on disk is read: wait out the sync of every commit so far, then take the
+    // snapshot at once (BEGIN is deferred: a first read fixes it), with nothing in between, so
+    // no commit can slip in after the last check (one thread). Meanwhile no new write begins
+    // (the gate), so the wait is bounded: the write running now, if any, and one sync.
+    if (!this.wal.idle) {
+      let open!: () => void;
+      this.readGate = new Promise<void>((resolve) => (open = resolve));
+      try {
+        while (!this.wal.idle) await this.wal.durable();
+      } finally {
+        this.readGate = null;
+        open();
+      }
+    }
     const tx = new SqliteTx(this.reader, true);
     this.reader.db.exec('BEGIN');
+    this.reader.stmt(TAKE_SNAPSHOT).get();
     try {
       return await fn(tx);
     } finally {
@@ -205,7 +252,9 @@ export class SqliteStore implements Store {
     }
   }
 
-  private async runWrite<T>(fn: (tx: Tx) => Promise<T>): Promise<T> {
+  private async runWrite<T>(fn: (tx: Tx) => Promise<T>): Promise<Committed<T>> {
+    // A read waiting for the disk to catch up goes first (runReadOnly).
+    while (this.readGate) await this.readGate;
     for (let attempt = 1; ; attempt++) {
       const tx = new SqliteTx(this.writer, false);
       this.db.exec('BEGIN IMMEDIATE');
@@ -220,8 +269,7 @@ export class SqliteStore implements Store {
       }
       tx.ended = true;
       this.db.exec('COMMIT');
-      this.deliver(tx.notifications);
-      return result;
+      return { result, notifications: tx.notifications, commit: this.wal.commit() };
     }
   }
 
@@ -242,6 +290,8 @@ export class SqliteStore implements Store {
     // Let the transactions already queued finish first.
     await this.writes.run(() => Promise.resolve());
     await this.reads.run(() => Promise.resolve());
+    await this.wal.durable();
+    this.wal.close();
     await this.checkpointer.close();
     this.reader.db.close();
     this.db.close();
@@ -282,6 +332,9 @@ export class SqliteStore implements Store {
     })();
   }
 }
+
+/** Any read starts a read transaction's WAL snapshot; this one touches one page. */
+const TAKE_SNAPSHOT = 'SELECT 1 FROM meta LIMIT 1';
 
 const INDEX_EVENT =
   'INSERT INTO event_search (session_key, body, session_id, seq, type) VALUES (?, ?, ?, ?, ?)';

@@ -22,7 +22,7 @@
  *
  * Notifications: `tx.notify(channel, payload)` is delivered to every `listen` handler only after
  * the transaction commits (never on rollback, once per distinct (channel, payload) per commit).
- * SQLite delivers in-process right after COMMIT; PostgreSQL sends pg_notify inside the
+ * SQLite delivers in-process once the COMMIT is on disk (after the WAL sync); PostgreSQL sends pg_notify inside the
  * transaction (PostgreSQL delivers it at commit, to every instance).
  *
  * Jobs (the outbox): `enqueueJob` in the same transaction as the decision that authorizes the
@@ -68,6 +68,13 @@ export class StoreConflictError extends Error {
 export interface TransactionOptions {
   /** A read-only transaction: one consistent snapshot, no writes (a write throws). */
   readOnly?: boolean;
+  /**
+   * Called when a write transaction has committed but is not yet known durable (SQLite: after
+   * COMMIT, before the WAL sync that its promise waits for), so a caller that acknowledges
+   * nothing may start its next transaction meanwhile. A store without that moment never calls
+   * it: the caller also watches the promise, which alone means "on disk".
+   */
+  onCommitted?: () => void;
 }
 
 /** A notification delivered after commit (see `Tx.notify`). */

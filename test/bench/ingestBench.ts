@@ -1,7 +1,7 @@
 /**
  * `npm run bench:ingest`: how fast a bridge ingests a burst, and whether the server keeps
  * answering meanwhile. The real server (port 0, temp data dir on the working disk, WAL with
- * synchronous=FULL) follows a fake Leviath gateway that sends BENCH_FRAMES (default 10,000)
+ * every commit synced before it is acknowledged) follows a fake Leviath gateway that sends BENCH_FRAMES (default 10,000)
  * frames at once; `/healthz` is probed back to back during the ingest. Targets (issue 9): at
  * least 10,000 events/s, every probe answered within 100 ms. A miss is printed, not an exit code.
  */

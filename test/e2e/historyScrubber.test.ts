@@ -39,7 +39,7 @@ beforeAll(async () => {
   await ok(c, APPROVE, decideInput(r.a, r.approval));
   await waitForRunEnd(c, sessionId, r.runId);
   r.stop();
-  appendMany(h, sessionId, 600, 'later work');
+  await appendMany(h, sessionId, 600, 'later work');
   await h.dispose();
   studio = await startStudio({ dataDir });
   browser = await launchChromium();

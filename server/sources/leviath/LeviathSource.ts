@@ -13,7 +13,7 @@ import { ErrorCode } from '../../../protocol/contract.ts';
 import { StudioError } from '../../engine/StudioError.ts';
 import type { EventDraft, QuestionValue } from '../../engine/eventDrafts.ts';
 import type { Logger } from '../../logger.ts';
-import { SlicedIngest, type SlicedIngestOptions } from '../slicedIngest.ts';
+import { SlicedIngest, SocketBackpressure, type SlicedIngestOptions } from '../slicedIngest.ts';
 import { ProposalDiffs, leviathFileChanges } from '../proposedFileChanges.ts';
 import {
   SILENT_LOGGER,
@@ -180,8 +180,16 @@ export class LeviathSource implements Source {
     this.host = host;
     this.ingest = new SlicedIngest<IngestItem>({
       host,
-      prepare: (item) => ('task' in item ? item.task : this.prepareFrame(item.frame)),
-      apply: async (item) => ('task' in item ? undefined : this.applyFrame(item.frame)),
+      prepare: (item) => {
+        if ('task' in item) return item.task;
+        const frame = this.frameOf(item);
+        return frame ? this.prepareFrame(frame) : null;
+      },
+      apply: async (item) => {
+        if ('task' in item) return undefined;
+        const frame = this.frameOf(item);
+        return frame ? this.applyFrame(frame) : undefined;
+      },
       onError: (error) =>
         this.logger.warn('leviath: applying gateway state failed', {
           error: this.safeMessage(error),
@@ -444,18 +452,19 @@ export class LeviathSource implements Source {
   private async connectOnce(signal: AbortSignal): Promise<{ closed: Promise<string> }> {
     const socket = this.client.openSocket();
     this.socket = socket;
-    const buffered: LeviathFrame[] = [];
+    const ingest = this.requireIngest();
+    const buffered: FrameItem[] = [];
     let caughtUp = false;
+    const backpressure = new SocketBackpressure(ingest, socket);
     let resolveClosed!: (reason: string) => void;
     const closed = new Promise<string>((resolve) => (resolveClosed = resolve));
+    // A frame is kept as it came and parsed in its slice (whose time bound then counts it);
+    // the socket is read only as fast as the frames are applied (SocketBackpressure).
     socket.on('message', (data: WebSocket.RawData) => {
-      const frame = parseFrame(data);
-      if (!frame) {
-        this.logger.warn('leviath: ignoring a frame that is not a JSON object');
-        return;
-      }
-      if (caughtUp) void this.requireIngest().push({ frame });
-      else buffered.push(frame);
+      const item: FrameItem = { raw: data };
+      if (caughtUp) void ingest.push(item);
+      else buffered.push(item);
+      backpressure.check(buffered.length);
     });
     socket.on('close', (code: number) => resolveClosed(`code ${code}`));
     await new Promise<void>((resolve, reject) => {
@@ -490,7 +499,9 @@ export class LeviathSource implements Source {
       throw error;
     }
     caughtUp = true;
-    await this.requireIngest().push(...buffered.splice(0).map((frame) => ({ frame })));
+    const applied = ingest.push(...buffered.splice(0));
+    backpressure.handedOver();
+    await applied;
     this.requireHost().setStatus(
       'LIVE',
       `${this.runsBySession.size} run${this.runsBySession.size === 1 ? '' : 's'}`,
@@ -666,6 +677,15 @@ export class LeviathSource implements Source {
     await appendSafely(this.requireHost(), sessionId, drafts, [this.options.token]);
   }
 
+  /** The frame an inbox item holds, parsed once (null, and logged, if it is not a JSON object). */
+  private frameOf(item: FrameItem): LeviathFrame | null {
+    if (item.frame === undefined) {
+      item.frame = parseFrame(item.raw);
+      if (!item.frame) this.logger.warn('leviath: ignoring a frame that is not a JSON object');
+    }
+    return item.frame;
+  }
+
   private requireIngest(): SlicedIngest<IngestItem> {
     if (!this.ingest) throw new Error('LeviathSource used before start()');
     return this.ingest;
@@ -826,9 +846,12 @@ function titleOf(meta: LeviathRunMeta, runId: string): string {
 
 function parseFrame(data: WebSocket.RawData): LeviathFrame | null {
   try {
-    const text = Array.isArray(data)
-      ? Buffer.concat(data).toString('utf8')
-      : Buffer.from(data as ArrayBuffer).toString('utf8');
+    // Decoded in place: Buffer.from(buffer) would copy every frame first.
+    const text = Buffer.isBuffer(data)
+      ? data.toString('utf8')
+      : Array.isArray(data)
+        ? Buffer.concat(data).toString('utf8')
+        : Buffer.from(data).toString('utf8');
     const parsed: unknown = JSON.parse(text);
     return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
       ? (parsed as LeviathFrame)
@@ -838,8 +861,14 @@ function parseFrame(data: WebSocket.RawData): LeviathFrame | null {
   }
 }
 
+/** A gateway frame as the socket gave it, and once parsed, its object (null: not one). */
+interface FrameItem {
+  raw: WebSocket.RawData;
+  frame?: LeviathFrame | null;
+}
+
 /** What the Leviath inbox holds: a gateway frame, or a REST task to run in order. */
-type IngestItem = { frame: LeviathFrame } | { task: () => Promise<void> };
+type IngestItem = FrameItem | { task: () => Promise<void> };
 
 /** The run a frame is about (`run_id`, else `agent_id`, else the nested world event's). */
 function runIdOfFrame(frame: LeviathFrame): string | null {
