@@ -4,15 +4,7 @@ import * as fs from 'node:fs';
 import { dirname, join, resolve, sep } from 'node:path';
 import { canonicalJson } from './canonicalJson.ts';
 import type { ContentStore, DeltaPiece } from './contentStore.ts';
-import {
-  TEMP_PREFIX,
-  errnoOf,
-  fsyncDir,
-  isErrno,
-  lstatOrNull,
-  tempName,
-  writeFileDurably,
-} from './durableFs.ts';
+import { TEMP_PREFIX, errnoOf, fsyncDir, isErrno, lstatOrNull, tempName } from './durableFs.ts';
 import { FolderWatcher, type WatchDistrust } from './folderWatcher.ts';
 import type { CapturePatterns } from './ignoreRules.ts';
 import {
@@ -321,6 +313,14 @@ export class ProjectWorkspace {
     return this.guard(() => {
       const hit = this.manifests.get(contentHash);
       if (hit) return hit;
+      // The last manifest stored whole is held for the deltas (a first checkpoint, typically):
+      // its own list, not a second copy parsed from the store.
+      const base = this.deltaBase;
+      if (base?.hash === contentHash) {
+        const files = base.files as ManifestFile[];
+        this.remember(contentHash, files);
+        return files;
+      }
       let text: Buffer;
       try {
         text = this.store.get(contentHash);
@@ -346,6 +346,14 @@ export class ProjectWorkspace {
 
   /** Stores the manifest of `files` (already stored content) and returns its hash. */
   storeManifest(files: readonly ManifestFile[]): string {
+    // A list whose hash this workspace knows (a restore's result, a scan, a stored manifest) and
+    // whose text is stored: nothing to build (a whole tree's text is 3 MB).
+    const known = manifestHashes.get(files);
+    if (known && this.store.has(known)) {
+      const list = checkedManifests.get(files) === files ? (files as ManifestFile[]) : null;
+      if (list) this.remember(known, list);
+      return known;
+    }
     const sorted = sortManifest(files);
     const text = canonicalManifestText(sorted);
     const hash = sha256Digest(text);
@@ -510,7 +518,7 @@ export class ProjectWorkspace {
       this.refuseIfPending();
       const target = this.restoreTarget(files);
       const current = this.scanList(true);
-      const { ops, summary } = this.plan(current, target);
+      const { ops, summary, written } = this.plan(current, target);
       for (const op of ops) {
         if (op.op !== 'write' && op.op !== 'link') continue;
         if (!this.store.has(op.contentHash))
@@ -522,15 +530,19 @@ export class ProjectWorkspace {
       }
       this.fault('validated');
       const targetHash = manifestHashes.get(target) ?? canonicalManifestHash(target);
+      manifestHashes.set(target, targetHash);
       if (ops.length > 0)
-        this.commit({
-          version: 2,
-          projectId: this.projectId,
-          action: 'RESTORE',
-          rootReal: this.rootRealOrCreate(),
-          target: { contentHash: targetHash, fileCount: target.length },
-          ops,
-        });
+        this.commit(
+          {
+            version: 2,
+            projectId: this.projectId,
+            action: 'RESTORE',
+            rootReal: this.rootRealOrCreate(),
+            target: { contentHash: targetHash, fileCount: target.length },
+            ops,
+          },
+          written,
+        );
       // Everything was put back: the folder is the target (its written files are in the scan
       // cache already), so the target's own hash is the state; otherwise scan what is there.
       const after =
@@ -539,7 +551,7 @@ export class ProjectWorkspace {
           : this.scanFolder(false, false);
       return {
         ...after,
-        written: sortManifest([...summary.added, ...summary.changed.map((c) => c.to)]),
+        written: written.files,
         removed: summary.removed.map((f) => f.path),
         modeChanged: summary.modeChanged.map((f) => f.path),
         notRestorable: summary.notRestorable,
@@ -587,8 +599,9 @@ export class ProjectWorkspace {
     return checked;
   }
 
-  private fault(step: string): void {
-    this.faultInjector?.(step);
+  /** A named step (`path`: of a file, appended to the name, built only when someone listens). */
+  private fault(step: string, path?: string): void {
+    if (this.faultInjector) this.faultInjector(path === undefined ? step : step + path);
   }
 
   private remember(hash: string, files: ManifestFile[]): void {
@@ -803,7 +816,7 @@ export class ProjectWorkspace {
   private plan(
     current: readonly ManifestFile[],
     target: readonly ManifestFile[],
-  ): { ops: JournalOp[]; summary: RestorePlan } {
+  ): { ops: JournalOp[]; summary: RestorePlan; written: PlannedWrites } {
     const diff = diffManifests(current, target);
     const summary: RestorePlan = {
       added: [],
@@ -822,14 +835,10 @@ export class ProjectWorkspace {
     // Paths in the folder's manifest that the change deletes (those are all it loses).
     const removedPaths = new Set(summary.removed.map((f) => f.path));
     const goingAway = (rel: string): boolean => removedPaths.has(rel);
-    const toWrite: ManifestFile[] = [];
     const changedPaths = new Set(diff.changed.map((c) => c.path));
     for (const f of diff.added) {
       if (f.notCaptured) cantPutBack(f.path, 'not captured: over the cap');
-      else {
-        summary.added.push(f);
-        toWrite.push(f);
-      }
+      else summary.added.push(f);
     }
     for (const c of diff.changed) {
       if (c.to.notCaptured) cantPutBack(c.path, 'not captured: over the cap');
@@ -841,33 +850,56 @@ export class ProjectWorkspace {
         (c.from.kind ?? null) === (c.to.kind ?? null)
       )
         summary.modeChanged.push(c.to);
-      else {
-        summary.changed.push({ from: c.from, to: c.to });
-        toWrite.push(c.to);
-      }
+      else summary.changed.push({ from: c.from, to: c.to });
     }
 
     const ops: JournalOp[] = summary.removed.map((f) => ({ op: 'delete', path: f.path }));
-    const checkedDirs = new Map<string, boolean>();
-    for (const f of sortManifest(toWrite)) {
-      const segments = f.path.split('/');
-      for (let i = 1; i < segments.length; i++) {
-        const ancestor = segments.slice(0, i).join('/');
-        let ok = checkedDirs.get(ancestor);
-        if (ok === undefined) {
-          const st = lstatOrNull(this.abs(ancestor));
-          ok = !st || goingAway(ancestor) || st.isDirectory();
-          checkedDirs.set(ancestor, ok);
-          if (!st || goingAway(ancestor)) break;
+    const written: ManifestFile[] = [];
+    const targetCanonical = this.canonicalOf(target);
+    const writtenCanonical: (string | undefined)[] | null = targetCanonical ? [] : null;
+    let k = 0;
+    /** 0: a directory, 1: missing, 2: a file the change deletes, 3: in the way (not a directory). */
+    const dirState = new Map<string, 0 | 1 | 2 | 3>();
+    let lastParent: string | null = null;
+    let parentMissing = false;
+    const ignoredInPlace = new Set<string>();
+    // Added and changed files merged in path order (both are sorted runs of the target).
+    let ia = 0;
+    let ic = 0;
+    for (;;) {
+      const a = summary.added[ia];
+      const c = summary.changed[ic]?.to;
+      if (a === undefined && c === undefined) break;
+      const f =
+        c === undefined || (a !== undefined && compareCodeUnits(a.path, c.path) < 0) ? a! : c;
+      if (f === a) ia += 1;
+      else ic += 1;
+      // Every ancestor directory once per run of files in the same directory.
+      const slash = f.path.lastIndexOf('/');
+      const parent = slash < 0 ? '' : f.path.slice(0, slash);
+      if (parent !== lastParent) {
+        lastParent = parent;
+        parentMissing = false;
+        for (let at = f.path.indexOf('/'); at >= 0; at = f.path.indexOf('/', at + 1)) {
+          const ancestor = f.path.slice(0, at);
+          let state = dirState.get(ancestor);
+          if (state === undefined) {
+            const st = lstatOrNull(this.abs(ancestor));
+            state = !st ? 1 : goingAway(ancestor) ? 2 : st.isDirectory() ? 0 : 3;
+            dirState.set(ancestor, state);
+          }
+          if (state === 3)
+            throw new WorkspaceError(
+              'PATH_INVALID',
+              `Cannot write ${describePath(f.path)}: ${describePath(ancestor)} is not a directory`,
+              { path: f.path },
+            );
+          if (state === 1) parentMissing = true;
+          // Nothing below a missing directory or a deleted file is there to check.
+          if (state !== 0) break;
         }
-        if (!ok)
-          throw new WorkspaceError(
-            'PATH_INVALID',
-            `Cannot write ${describePath(f.path)}: ${describePath(ancestor)} is not a directory`,
-            { path: f.path },
-          );
       }
-      const here = lstatOrNull(this.abs(f.path));
+      const here = parentMissing ? null : lstatOrNull(this.abs(f.path));
       if (here?.isDirectory() && !this.emptiesOut(f.path, goingAway))
         throw new WorkspaceError(
           'PATH_INVALID',
@@ -877,10 +909,10 @@ export class ProjectWorkspace {
       if (here && !here.isDirectory() && !changedPaths.has(f.path)) {
         // Something the project ignores is there: a restore never overwrites what it did not capture.
         cantPutBack(f.path, 'a file the project ignores is in its place');
-        summary.added = summary.added.filter((a) => a.path !== f.path);
+        ignoredInPlace.add(f.path);
         continue;
       }
-      const op: JournalOp =
+      ops.push(
         f.kind === 'SYMLINK'
           ? { op: 'link', path: f.path, contentHash: f.contentHash, byteLength: f.byteLength }
           : {
@@ -889,14 +921,30 @@ export class ProjectWorkspace {
               contentHash: f.contentHash,
               byteLength: f.byteLength,
               ...(f.executable ? { executable: true } : {}),
-            };
-      opFiles.set(op, f);
-      ops.push(op);
+            },
+      );
+      written.push(f);
+      if (writtenCanonical && targetCanonical) {
+        // `f` is an entry of the sorted target, after the last one found.
+        while (k < target.length && target[k] !== f) k += 1;
+        writtenCanonical.push(k < target.length ? targetCanonical[k] : undefined);
+      }
     }
+    if (ignoredInPlace.size > 0)
+      summary.added = summary.added.filter((a) => !ignoredInPlace.has(a.path));
     for (const f of summary.modeChanged)
       ops.push({ op: 'chmod', path: f.path, executable: f.executable === true });
     summary.notRestorable.sort((a, b) => compareCodeUnits(a.path, b.path));
-    return { ops, summary };
+    return { ops, summary, written: { files: written, canonical: writtenCanonical } };
+  }
+
+  /**
+   * The canonical JSON of each entry of `files` (parallel to it) when this workspace holds it
+   * anyway: for the last manifest stored whole. Else null (a seed then writes its own).
+   */
+  private canonicalOf(files: readonly ManifestFile[]): readonly string[] | null {
+    const base = this.deltaBase;
+    return base && base.files === files ? base.canonical : null;
   }
 
   /** True when every file under the directory `rel` is deleted by the change. */
@@ -911,18 +959,15 @@ export class ProjectWorkspace {
     return true;
   }
 
-  private commit(body: JournalBody): void {
-    // canonicalJson({ body, checksum }) with the body serialized once ("body" < "checksum").
-    const bodyText = journalBodyText(body);
-    const text = `{"body":${bodyText},"checksum":${JSON.stringify(sha256Digest(bodyText))}}`;
+  private commit(body: JournalBody, planned?: PlannedWrites): void {
     fs.mkdirSync(this.journalDir, { recursive: true });
     const temp = join(this.journalDir, `${this.journalName}.${tempName()}`);
-    writeFileDurably(temp, text);
+    writeJournalDurably(temp, body);
     this.fault('journal-temp-written');
     fs.renameSync(temp, this.journalPath);
     fsyncDir(this.journalDir);
     this.fault('journal-written');
-    this.rollForward(body, false);
+    this.rollForward(body, false, planned);
   }
 
   /**
@@ -968,7 +1013,7 @@ export class ProjectWorkspace {
   }
 
   /** Applies a committed journal; safe to run again after a crash at any step. */
-  private rollForward(body: JournalBody, recovering: boolean): void {
+  private rollForward(body: JournalBody, recovering: boolean, planned?: PlannedWrites): void {
     this.verifiedDirs = new Set();
     const rootReal = body.rootReal;
     fs.mkdirSync(this.root, { recursive: true });
@@ -979,6 +1024,8 @@ export class ProjectWorkspace {
     const touchedDirs = new Set<string>(['']);
     const touchedFiles: string[] = [];
     const deletes = body.ops.filter((op) => op.op === 'delete');
+    /** The index in `planned` of the next write or link op (they are in the same order). */
+    let nextPlanned = 0;
     const others = body.ops.filter((op) => op.op !== 'delete');
 
     for (const op of deletes) {
@@ -992,7 +1039,7 @@ export class ProjectWorkspace {
           touchedDirs.add(parent);
         }
       }
-      this.fault(`file-deleted:${op.path}`);
+      this.fault('file-deleted:', op.path);
     }
     for (const op of deletes) this.removeEmptyParents(op.path, rootReal, touchedDirs);
     this.fault('dirs-removed');
@@ -1013,12 +1060,6 @@ export class ProjectWorkspace {
       if (recovering && existing && this.alreadyApplied(abs, existing, op)) continue;
       // plan() checked that the deletes above emptied this directory.
       if (existing?.isDirectory()) fs.rmdirSync(abs);
-      const mismatch = () =>
-        new WorkspaceError(
-          'HASH_MISMATCH',
-          `${describePath(op.path)}: byteLength does not match ${op.contentHash}`,
-          { path: op.path },
-        );
       // Nothing in the way: write under the final name at once (O_EXCL, so never through
       // anything that appeared there). A crash mid-write leaves a torn file that recovery finds
       // not applied and replaces. Something there: stage beside it and rename over it.
@@ -1027,38 +1068,45 @@ export class ProjectWorkspace {
       let written: fs.Stats | null = null;
       if (op.op === 'link') {
         const bytes = this.store.get(op.contentHash);
-        if (bytes.length !== op.byteLength) throw mismatch();
+        if (bytes.length !== op.byteLength) throw lengthMismatch(op);
         fs.symlinkSync(bytes.toString('utf8'), temp);
       } else {
         const length = this.store.rawLength(op.contentHash);
         // Not stored: get() names the reason (NOT_FOUND).
         if (length === null) this.store.get(op.contentHash);
-        if (length !== op.byteLength) throw mismatch();
+        if (length !== op.byteLength) throw lengthMismatch(op);
         written = writeBlobNoSync(temp, this.store, op.contentHash, op.executable ? 0o777 : 0o666);
       }
-      this.fault(`file-staged:${op.path}`);
+      this.fault('file-staged:', op.path);
       if (!direct) {
         this.safeDir(parent, rootReal, false);
         fs.renameSync(temp, abs);
         // A rename moves the file's ctime: stat it where it is now.
         written = null;
       }
-      // The target's own entry when this process planned the op (no second copy of the manifest).
+      // The target's own entry (and its canonical JSON) when this process planned the op: no
+      // second copy of the manifest.
+      const file = planned?.files[nextPlanned];
+      const mine = file !== undefined && file.path === op.path;
       this.scanner.seed(
         op.path,
         written ?? fs.lstatSync(abs),
-        opFiles.get(op) ?? {
-          target: 'SERVER',
-          path: op.path,
-          contentHash: op.contentHash,
-          byteLength: op.byteLength,
-          ...(op.op === 'link' ? { kind: 'SYMLINK' as const } : {}),
-          ...(op.op === 'write' && op.executable ? { executable: true as const } : {}),
-        },
+        mine
+          ? file
+          : {
+              target: 'SERVER',
+              path: op.path,
+              contentHash: op.contentHash,
+              byteLength: op.byteLength,
+              ...(op.op === 'link' ? { kind: 'SYMLINK' as const } : {}),
+              ...(op.op === 'write' && op.executable ? { executable: true as const } : {}),
+            },
+        mine ? planned?.canonical?.[nextPlanned] : undefined,
       );
+      nextPlanned += 1;
       touchedDirs.add(parent);
       touchedFiles.push(op.path);
-      this.fault(`file-renamed:${op.path}`);
+      this.fault('file-renamed:', op.path);
     }
     this.flushTree(touchedFiles, touchedDirs);
     this.fault('flushed');
@@ -1199,6 +1247,15 @@ export class ProjectWorkspace {
   }
 }
 
+/**
+ * The target's entries a restore's write and link ops were planned from, in op order (what the
+ * scan cache is seeded with), and their canonical JSON when the workspace held it already.
+ */
+interface PlannedWrites {
+  files: ManifestFile[];
+  canonical: readonly (string | undefined)[] | null;
+}
+
 /** A manifest stored whole, with what is needed to write the next ones as deltas against it. */
 interface DeltaBase {
   hash: string;
@@ -1311,8 +1368,6 @@ function manifestDelta(
  * validateRestoreManifest made of each, and the hashes of those whose hash is known.
  */
 const checkedManifests = new WeakMap<readonly ManifestFile[], readonly ManifestFile[]>();
-/** The manifest entry each write or link op was planned from (what the scan cache is seeded with). */
-const opFiles = new WeakMap<JournalOp, ManifestFile>();
 const manifestHashes = new WeakMap<readonly ManifestFile[], string>();
 
 function stateOf(files: ManifestFile[]): WorkspaceState {
@@ -1320,54 +1375,123 @@ function stateOf(files: ManifestFile[]): WorkspaceState {
 }
 
 /**
- * canonicalJson(body) written by one JSON.stringify: every object below is built with its keys
- * in sorted order and holds only strings, booleans and safe integers, so the text is the same
+ * canonicalJson(body), as the reader checks it: every object below is written with its keys in
+ * sorted order and holds only strings, booleans and safe integers, so the text is the same
  * (ProjectWorkspace.test.ts checks it), without the generic writer's garbage for 20,000 ops.
  */
 export function journalBodyText(body: JournalBody): string {
+  const pieces: string[] = [];
+  emitJournalBody(body, (text) => pieces.push(text));
+  return pieces.join('');
+}
+
+/**
+ * The text of journalBodyText as pieces in order (a header, one per op, a trailer), so a
+ * 20,000-op journal is written and hashed as it is made instead of as one 3 MB string.
+ */
+function emitJournalBody(body: JournalBody, emit: (text: string) => void): void {
   const safe = (n: number): number => {
     if (!Number.isSafeInteger(n))
       throw new TypeError(`canonicalJson: a byteLength is not a safe integer (${n})`);
     return n;
   };
-  const ops = body.ops.map((op) => {
+  emit(`{"action":${JSON.stringify(body.action)},"ops":[`);
+  const ops = body.ops;
+  for (let i = 0; i < ops.length; i++) {
+    const op = ops[i]!;
+    let text: string;
     switch (op.op) {
       case 'delete':
-        return { op: op.op, path: op.path };
+        text = JSON.stringify({ op: op.op, path: op.path });
+        break;
       case 'chmod':
-        return { executable: op.executable, op: op.op, path: op.path };
+        text = JSON.stringify({ executable: op.executable, op: op.op, path: op.path });
+        break;
       case 'link':
-        return {
+        text = JSON.stringify({
           byteLength: safe(op.byteLength),
           contentHash: op.contentHash,
           op: op.op,
           path: op.path,
-        };
+        });
+        break;
       case 'write':
-        return op.executable === undefined
-          ? {
-              byteLength: safe(op.byteLength),
-              contentHash: op.contentHash,
-              op: op.op,
-              path: op.path,
-            }
-          : {
-              byteLength: safe(op.byteLength),
-              contentHash: op.contentHash,
-              executable: op.executable,
-              op: op.op,
-              path: op.path,
-            };
+        text = JSON.stringify(
+          op.executable === undefined
+            ? {
+                byteLength: safe(op.byteLength),
+                contentHash: op.contentHash,
+                op: op.op,
+                path: op.path,
+              }
+            : {
+                byteLength: safe(op.byteLength),
+                contentHash: op.contentHash,
+                executable: op.executable,
+                op: op.op,
+                path: op.path,
+              },
+        );
+        break;
     }
-  });
-  return JSON.stringify({
-    action: body.action,
-    ops,
-    projectId: body.projectId,
-    rootReal: body.rootReal,
-    target: { contentHash: body.target.contentHash, fileCount: safe(body.target.fileCount) },
-    version: body.version,
-  });
+    emit(i === 0 ? text : ',' + text);
+  }
+  emit(
+    `],"projectId":${JSON.stringify(body.projectId)},"rootReal":${JSON.stringify(body.rootReal)}` +
+      `,"target":{"contentHash":${JSON.stringify(body.target.contentHash)},"fileCount":${safe(body.target.fileCount)}}` +
+      `,"version":${safe(body.version)}}`,
+  );
+}
+
+/** Journal text goes to its file through one buffer of this size. */
+const JOURNAL_CHUNK = 64 * 1024;
+
+/**
+ * Writes canonicalJson({ body, checksum }) ("body" < "checksum") to a new file at `path` and
+ * fsyncs it: the body's pieces are hashed and written through one 64 KiB buffer as they are
+ * made, so the journal of a whole-tree restore never exists as one string (or its UTF-8 copy).
+ */
+function writeJournalDurably(path: string, body: JournalBody): void {
+  const fd = fs.openSync(path, 'wx', 0o666);
+  try {
+    const buf = Buffer.allocUnsafe(JOURNAL_CHUNK);
+    let at = 0;
+    const flush = (): void => {
+      let done = 0;
+      while (done < at) done += fs.writeSync(fd, buf, done, at - done);
+      at = 0;
+    };
+    const write = (text: string): void => {
+      // (A UTF-16 code unit is at most 3 bytes of UTF-8.)
+      if (at + text.length * 3 > buf.length) flush();
+      if (text.length * 3 > buf.length) {
+        const bytes = Buffer.from(text, 'utf8');
+        let done = 0;
+        while (done < bytes.length) done += fs.writeSync(fd, bytes, done, bytes.length - done);
+        return;
+      }
+      at += buf.write(text, at, 'utf8');
+    };
+    const digest = createHash('sha256');
+    write('{"body":');
+    emitJournalBody(body, (text) => {
+      digest.update(text, 'utf8');
+      write(text);
+    });
+    write(`,"checksum":${JSON.stringify('sha256:' + digest.digest('hex'))}}`);
+    flush();
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function lengthMismatch(op: { path: string; contentHash: string }): WorkspaceError {
+  return new WorkspaceError(
+    'HASH_MISMATCH',
+    `${describePath(op.path)}: byteLength does not match ${op.contentHash}`,
+    { path: op.path },
+  );
 }
 
 function parentOf(rel: string): string {

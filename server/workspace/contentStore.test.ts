@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { join } from 'node:path';
+import { deflateRawSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ContentStore } from './contentStore.ts';
 import { sha256Digest } from './manifest.ts';
@@ -94,6 +95,67 @@ describe('ContentStore', () => {
     const fd2 = fs.openSync(join(dir, 'out2.bin'), 'w');
     expect(codeOf(() => new ContentStore(dir).writeTo(hash, fd2))).toBe('HASH_MISMATCH');
     fs.closeSync(fd2);
+  });
+
+  it('writes deflated blobs exactly one after another, and refuses a damaged one without losing the next', () => {
+    const store = new ContentStore(dir);
+    const texts = [0, 1, 2].map((i) =>
+      Buffer.from(`line ${i} of a compressible text\n`.repeat(400 + i)),
+    );
+    const hashes = texts.map((t) => store.put(t));
+    store.flush();
+    const writeOut = (s: ContentStore, hash: string, name: string): Buffer => {
+      const fd = fs.openSync(join(dir, name), 'w');
+      try {
+        s.writeTo(hash, fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      return fs.readFileSync(join(dir, name));
+    };
+    texts.forEach((t, i) => expect(writeOut(store, hashes[i]!, `t${i}`).equals(t)).toBe(true));
+
+    // Damage the middle blob's deflated bytes: that one is refused, the next still comes out.
+    const pack = packFiles().find((f) => f.endsWith('.pack'))!;
+    const packPath = join(dir, 'packs', pack);
+    const packBytes = fs.readFileSync(packPath);
+    const fresh = new ContentStore(dir);
+    const firstLength = fs.statSync(join(dir, 't0')).size;
+    expect(firstLength).toBe(texts[0]!.length);
+    const packFd = fs.openSync(packPath, 'r+');
+    // Every blob here deflates to well under a third of the pack: the middle third is blob 1's.
+    const at = Math.floor(packBytes.length / 2);
+    fs.writeSync(packFd, Buffer.alloc(24, 0xff), 0, 24, at);
+    fs.closeSync(packFd);
+    expect(codeOf(() => writeOut(fresh, hashes[1]!, 'bad'))).toBe('HASH_MISMATCH');
+    expect(writeOut(fresh, hashes[2]!, 'after').equals(texts[2]!)).toBe(true);
+    expect(writeOut(fresh, hashes[0]!, 'again').equals(texts[0]!)).toBe(true);
+  });
+
+  it('deflates each blob exactly as deflateRawSync at level 1 does, and keeps what does not shrink raw', () => {
+    const store = new ContentStore(dir);
+    const texts = [
+      Buffer.from('short text that repeats, '.repeat(8)),
+      Buffer.from(`${'a mid-sized line of source\n'.repeat(900)}`),
+      // Over the 16 KiB sample: the sample decides, then the whole is deflated.
+      Buffer.from(`${'const value = items.map((item) => item.index);\n'.repeat(2000)}`),
+    ];
+    // Incompressible: over the sample (refused by it) and under it (deflated, then kept raw).
+    const noise = [randomBytes(40 * 1024), randomBytes(3000)];
+    const hashes = [...texts, ...noise].map((b) => store.put(b));
+    store.flush();
+    const pack = fs.readFileSync(
+      join(
+        dir,
+        'packs',
+        packFiles().find((f) => f.endsWith('.pack'))!,
+      ),
+    );
+    for (const t of texts)
+      expect(pack.indexOf(deflateRawSync(t, { level: 1 }))).toBeGreaterThanOrEqual(0);
+    for (const n of noise) expect(pack.indexOf(n)).toBeGreaterThanOrEqual(0);
+    const fresh = new ContentStore(dir);
+    [...texts, ...noise].forEach((b, i) => expect(fresh.get(hashes[i]!).equals(b)).toBe(true));
   });
 
   it('still reads a blob of the older loose layout', () => {

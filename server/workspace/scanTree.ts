@@ -32,8 +32,11 @@ export const GIT_DIR = '.git';
 export const STUDIO_IGNORE = '.studioignore';
 
 const HASH_CHUNK = 1024 * 1024;
-/** Largest read buffer kept between files (a bigger one is used for its file, then dropped). */
-const SCRATCH_KEEP = 8 * 1024 * 1024;
+/**
+ * Largest read buffer kept between files (a bigger one is used for its file, then dropped): a
+ * source tree's files are small, and a buffer grown for one 4 MB binary would stay for good.
+ */
+const SCRATCH_KEEP = 1024 * 1024;
 
 /** A file as the last scan saw it: when its stat still matches, its bytes are not read again. */
 interface CacheEntry extends StatCacheEntry {
@@ -157,7 +160,7 @@ export class TreeScanner {
    * the scan that follows a restore does not read it back. Such entries are as racy as any fresh
    * write: the scan after that one reads them again (see the class comment).
    */
-  seed(rel: string, st: fs.Stats, file: ManifestFile): void {
+  seed(rel: string, st: fs.Stats, file: ManifestFile, canonical?: string): void {
     this.dirty = true;
     this.seeded.add(rel);
     this.cache.set(rel, {
@@ -167,7 +170,7 @@ export class TreeScanner {
       ino: st.ino,
       mode: st.mode,
       file,
-      canonical: canonicalEntry(file),
+      canonical: canonical ?? canonicalEntry(file),
     });
   }
 

@@ -24,11 +24,36 @@ const { tree, dataDir } = JSON.parse(readFileSync(process.argv[2] ?? '', 'utf8')
   dataDir: string;
 };
 
+/**
+ * BENCH_MEMTRACE=1: the process's memory (RSS, V8 heap used and reserved, ArrayBuffers) on
+ * stderr at each named step of a change and every 2,000 files it writes, to see where a
+ * restore's memory goes (the steps are the crash test's, ProjectWorkspace's class comment).
+ */
+const memtrace = process.env.BENCH_MEMTRACE === '1';
+let written = 0;
+function traceMemory(what: string): void {
+  const m = process.memoryUsage();
+  const mib = (n: number): number => Math.round(n / 1048576);
+  process.stderr.write(
+    `memtrace ${what}: rss ${mib(m.rss)} (peak ${Math.round(process.resourceUsage().maxRSS / 1024)}) ` +
+      `heap ${mib(m.heapUsed)}/${mib(m.heapTotal)} arrayBuffers ${mib(m.arrayBuffers)} MiB\n`,
+  );
+}
+
 const ws = new ProjectWorkspace({
   projectId: 'bench',
   root: tree.root,
   contentStore: new ContentStore(join(dataDir, 'blobs')),
   journalDir: join(dataDir, 'journal'),
+  ...(memtrace
+    ? {
+        faultInjector: (step: string) => {
+          if (step.startsWith('file-renamed:')) {
+            if (++written % 2000 === 0) traceMemory(`${written} files written`);
+          } else if (!step.startsWith('file-') && !step.startsWith('watch:')) traceMemory(step);
+        },
+      }
+    : {}),
 });
 // BENCH_WATCH=0: no watcher (every checkpoint a full stat-cache scan), for comparison.
 if (process.env.BENCH_WATCH !== '0') ws.startWatching();
@@ -80,9 +105,12 @@ for await (const line of createInterface({ input: process.stdin })) {
   const prepare = steps[step];
   if (!prepare) throw new Error(`unknown step ${JSON.stringify(step)}`);
   const run = prepare(Number(rep));
+  if (memtrace) traceMemory(`before ${step} ${rep}`);
+  written = 0;
   const started = performance.now();
   await run();
   const ms = performance.now() - started;
   rssAfter[step] = Math.round(process.resourceUsage().maxRSS / 1024);
+  if (memtrace) traceMemory(`after ${step} ${rep}`);
   console.log(JSON.stringify({ step, ms, scan: ws.lastScan }));
 }
