@@ -267,7 +267,7 @@ async function main(): Promise<void> {
     `  node ${process.version}, ${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, ${fmt(totalmem() / 2 ** 30, 1)} GiB`,
   );
   console.log(
-    `  store: ${STORE === 'postgres' ? 'PostgreSQL (a test cluster on a temp dir: fsync off)' : 'SQLite (WAL, synchronous=FULL)'}`,
+    `  store: ${STORE === 'postgres' ? 'PostgreSQL (a test cluster on a temp dir: fsync off)' : 'SQLite (WAL; each commit fdatasynced before it is acknowledged)'}`,
   );
   console.log(`  uptime: ${execFileSync('uptime', { encoding: 'utf8' }).trim()}`);
   console.log(
