@@ -39,12 +39,6 @@ export default defineConfig({
           exclude: [
             // The store suites run each store explicitly (sqlite.test.ts, pg.test.ts).
             'test/server/store/**',
-            // A race inside ClaudeCodeSource, not the store's: a subagent's ask reads who asked
-            // (askedBy) from what the source's message loop mapped so far; when the loop is behind
-            // (slower appends at load 6-8) the card says "subagent <agent id>" instead of the
-            // Agent call's task (failed once in four server-pg runs). Fixing it is in
-            // server/sources/claude-code. The other Claude Code suites run here.
-            'test/server/claudeCode/claudeCodeSource.test.ts',
             // No store under them (units and sources on MemorySourceHost): the server project
             // runs them; twice would only cost time.
             'test/server/checkpointSizes.test.ts',

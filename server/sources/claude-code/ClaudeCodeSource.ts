@@ -61,6 +61,8 @@ const CHUNK_MAX_MS = 60;
 
 /** The tool that starts a subagent ("Agent"; "Task" in older Claude Code). */
 const SUBAGENT_TOOLS = new Set(['Agent', 'Task']);
+/** How long a subagent's ask waits for the message loop to reach its tool_use (askedByOf). */
+const SUBAGENT_ASK_WAIT_MS = 5_000;
 
 export interface ClaudeCodeProject {
   projectId: string;
@@ -126,6 +128,8 @@ interface Conversation {
   subagents: Map<string, string>;
   /** tool_use id -> "subagent X" for calls made inside a subagent (from parent_tool_use_id). */
   askedBy: Map<string, string>;
+  /** Asks from a subagent waiting for the message loop to reach their tool_use (askedByOf). */
+  toolUseSeen: Map<string, () => void>;
   /**
    * A `result` that came while asks were still waiting (a background subagent asks after its
    * main turn ended): the run ends once the last of them is answered, so ending the turn does
@@ -450,6 +454,7 @@ export class ClaudeCodeSource implements Source {
       questions: new Map(),
       subagents: new Map(),
       askedBy: new Map(),
+      toolUseSeen: new Map(),
       resultAfterAsks: null,
       streams: new Map(),
       chunk: null,
@@ -508,6 +513,35 @@ export class ClaudeCodeSource implements Source {
     };
   }
 
+  /**
+   * Who asks: "subagent <its task>" for a call made inside a subagent, from the assistant
+   * message that carried its tool_use (parent_tool_use_id). Claude Code sends that message
+   * before the permission request, but the message loop may still be behind it (its appends
+   * await the store), so a subagent's ask waits until the loop reaches its tool_use, or at most
+   * SUBAGENT_ASK_WAIT_MS (then the agent id alone names it).
+   */
+  private async askedByOf(
+    conversation: Conversation,
+    toolCallId: string,
+    options: Parameters<CanUseTool>[2],
+  ): Promise<string | null> {
+    const known = conversation.askedBy.get(toolCallId);
+    if (known || !options.agentID) return known ?? null;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        options.signal.removeEventListener('abort', done);
+        if (conversation.toolUseSeen.get(toolCallId) === done)
+          conversation.toolUseSeen.delete(toolCallId);
+        resolve();
+      };
+      const timer = setTimeout(done, SUBAGENT_ASK_WAIT_MS);
+      options.signal.addEventListener('abort', done, { once: true });
+      conversation.toolUseSeen.set(toolCallId, done);
+    });
+    return conversation.askedBy.get(toolCallId) ?? `subagent ${options.agentID}`;
+  }
+
   private async ask(
     conversation: Conversation,
     toolName: string,
@@ -521,9 +555,7 @@ export class ClaudeCodeSource implements Source {
     const argumentHash = boundArgumentHash(toolName, input, diffed?.targets);
     const runId = conversation.runId;
     const summary = summarize(toolName, input);
-    const askedBy =
-      conversation.askedBy.get(toolCallId) ??
-      (options.agentID ? `subagent ${options.agentID}` : null);
+    const askedBy = await this.askedByOf(conversation, toolCallId, options);
     const suggested = ruleSuggestionsOf(
       conversation.projectRoot,
       toolName,
@@ -601,9 +633,7 @@ export class ClaudeCodeSource implements Source {
     options: Parameters<CanUseTool>[2],
   ): Promise<PermissionResult> {
     const runId = conversation.runId;
-    const askedBy =
-      conversation.askedBy.get(toolCallId) ??
-      (options.agentID ? `subagent ${options.agentID}` : 'Claude Code');
+    const askedBy = (await this.askedByOf(conversation, toolCallId, options)) ?? 'Claude Code';
     const askedAt = new Date(this.requireHost().now()).toISOString();
     const secrets = [this.options.apiKey];
     let resolve!: (result: PermissionResult) => void;
@@ -774,6 +804,7 @@ export class ClaudeCodeSource implements Source {
             if (SUBAGENT_TOOLS.has(block.name))
               conversation.subagents.set(block.id, subagentLabel(input));
             if (askedBy) conversation.askedBy.set(block.id, askedBy);
+            conversation.toolUseSeen.get(block.id)?.();
             const diffed = this.writeDiff(conversation, block.id, block.name, input);
             drafts.push({
               ...this.toolDraft(
