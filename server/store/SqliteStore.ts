@@ -555,13 +555,10 @@ class SqliteTx implements Tx {
     );
   }
   async getToolCalls(ids: readonly string[]): Promise<Map<string, ToolCallRecord>> {
-    const found = new Map<string, ToolCallRecord>();
-    if (ids.length === 0) return found;
-    const rows = this.s(
+    return this.many<ToolCallRecord>(
       'SELECT tool_call_id AS id, state FROM tool_calls WHERE tool_call_id IN (SELECT value FROM json_each(?))',
-    ).all(JSON.stringify(ids)) as (Row & { id: string })[];
-    for (const r of rows) found.set(r.id, JSON.parse(r.state) as ToolCallRecord);
-    return found;
+      ids,
+    );
   }
   async putToolCall(r: ToolCallRecord): Promise<void> {
     this.w(
@@ -575,12 +572,18 @@ class SqliteTx implements Tx {
     );
   }
   async getApprovals(ids: readonly string[]): Promise<Map<string, ApprovalRecord>> {
-    const found = new Map<string, ApprovalRecord>();
-    if (ids.length === 0) return found;
-    const rows = this.s(
+    return this.many<ApprovalRecord>(
       'SELECT approval_id AS id, state FROM approvals WHERE approval_id IN (SELECT value FROM json_each(?))',
-    ).all(JSON.stringify(ids)) as (Row & { id: string })[];
-    for (const r of rows) found.set(r.id, JSON.parse(r.state) as ApprovalRecord);
+      ids,
+    );
+  }
+
+  /** Records by id in one query (`sql` selects `id` and `state` for the ids in a JSON array). */
+  private many<T>(sql: string, ids: readonly string[]): Map<string, T> {
+    const found = new Map<string, T>();
+    if (ids.length === 0) return found;
+    const rows = this.s(sql).all(JSON.stringify(ids)) as (Row & { id: string })[];
+    for (const r of rows) found.set(r.id, JSON.parse(r.state) as T);
     return found;
   }
   async putApproval(r: ApprovalRecord): Promise<void> {
