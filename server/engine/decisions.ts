@@ -561,7 +561,8 @@ export class Decisions {
   }
 
   /**
-   * Tells a source that runs on this instance a recorded decision, in order: one transaction
+   * Tells a source that runs on this instance a recorded decision, in order: its
+   * `prepareDecision` first, committed on its own; then one transaction
    * holds the session (its row lock on PostgreSQL, the one writer on SQLite) from before the
    * runtime hears the decision until what the source records of it (the confirmation it sent,
    * TOOL_DISPATCHED from `onDecisionRecorded`, appended "later" included: `writeSettled`) is
@@ -578,6 +579,18 @@ export class Decisions {
     deliver: boolean,
     faults = false,
   ): Promise<{ error: unknown } | null> {
+    // What the source records before the runtime hears the decision (its pre-image checkpoint)
+    // commits first, in its own transactions: inside the one below it would commit only after
+    // the runtime had heard, and perhaps acted on, the decision.
+    if (deliver && source.deliverDecision && source.prepareDecision) {
+      if (!(await this.movedOn(decision))) {
+        try {
+          await source.prepareDecision(decision);
+        } catch (error) {
+          return { error };
+        }
+      }
+    }
     let refused: { error: unknown } | null = null;
     await this.h.kernel.writeSettled(async () => {
       refused = null;

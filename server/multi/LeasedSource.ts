@@ -19,6 +19,7 @@ import type { SourceCalls } from './SourceCalls.ts';
 const FORWARDED = {
   sendMessage: true,
   deliverDecision: true,
+  prepareDecision: true,
   continueDecision: true,
   askAgain: true,
   cancelRun: true,
@@ -56,6 +57,7 @@ export class LeasedSource implements Source {
   readonly shadow: Source;
   sendMessage?: Source['sendMessage'];
   deliverDecision?: Source['deliverDecision'];
+  prepareDecision?: Source['prepareDecision'];
   continueDecision?: Source['continueDecision'];
   onDecisionRecorded?: Source['onDecisionRecorded'];
   onApprovalExpired?: Source['onApprovalExpired'];

@@ -65,11 +65,12 @@ export class MultiInstance {
       calls: this.calls,
       instance: this.instance,
       onProblem: this.options.onProblem,
-      // Without an engine (set by app.ts) the delivery is a plain call.
-      deliverInOrder: (source, decision) =>
-        this.deliverInOrder
-          ? this.deliverInOrder(source, decision)
-          : source.deliverDecision!(decision),
+      // Without an engine (set by app.ts) the delivery is a plain call, prepared first.
+      deliverInOrder: async (source, decision) => {
+        if (this.deliverInOrder) return this.deliverInOrder(source, decision);
+        await source.prepareDecision?.(decision);
+        await source.deliverDecision!(decision);
+      },
       ...(afterStart ? { afterStart } : {}),
     });
     if (this.sources.has(leased.sourceId))

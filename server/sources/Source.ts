@@ -135,6 +135,15 @@ export interface Source {
    */
   deliverDecision?(decision: ToolDecision): Promise<void>;
   /**
+   * Runs before `deliverDecision`, outside any transaction, so that what it records commits
+   * before the runtime hears the decision: a bridge's pre-image checkpoint, which must be durable
+   * before the call it guards can run. A throw refuses the decision as a `deliverDecision` throw
+   * does, and nothing is delivered. Not called for a granted call the runtime already moved on;
+   * called again when the job runs again after a crash (a second pre-image of an unchanged folder
+   * is harmless).
+   */
+  prepareDecision?(decision: ToolDecision): Promise<void>;
+  /**
    * Carries out a recorded decision inside the outbox job (the demo agent runs its granted call
    * here). Idempotent, and resolves only once the call ran or ended: a job run again after a
    * crash calls it again and it does only what is left. Replaces onDecisionRecorded.

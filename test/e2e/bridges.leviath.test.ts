@@ -11,12 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import {
-  FakeLeviathPeer,
-  type AcceptedAnswer,
-  type FakeInteraction,
-  type FakeRun,
-} from '../fakes/FakeLeviathPeer.ts';
+import { FakeLeviathPeer, type FakeInteraction, type FakeRun } from '../fakes/FakeLeviathPeer.ts';
 import type { RecordedRequest } from '../fakes/recordedRequest.ts';
 import { gql, launchChromium, saveScreenshot, startStudio, type RunningStudio } from './harness.ts';
 import {
@@ -68,6 +63,8 @@ const dataDir = mkdtempSync(join(tmpdir(), 'studio-e2e-lev-'));
 const workspace = mkdtempSync(join(tmpdir(), 'studio-e2e-lev-ws-'));
 /** When the gateway accepted each answer (ms since the epoch). */
 const acceptedAt = new Map<string, number>();
+/** The session's checkpoints as the studio served them while the gateway held the approval. */
+let checkpointsWhenAnswered: CheckpointNode[] | null = null;
 
 function answersTo(runId: string): RecordedRequest[] {
   return peer.requests.filter(
@@ -120,22 +117,19 @@ beforeAll(async () => {
     config: state.config,
     runs: state.runs,
     interactions: state.interactions,
-  });
-  // The daemon acts on an answer the moment the gateway accepts it, before the 202 goes back:
-  // for the approved command that means the build folder is replaced. Anything the studio
-  // checkpoints after sending the answer would see the new folder.
-  const accept = peer.answers.push.bind(peer.answers);
-  peer.answers.push = (...answers: AcceptedAnswer[]) => {
-    for (const answer of answers) {
+    // The daemon acts on an answer the moment the gateway accepts it, before the 202 goes back:
+    // for the approved command that means the build folder is replaced. So the pre-image must be
+    // in the store (committed, readable by anyone) by the time the answer arrives: the studio is
+    // asked for it while the gateway still holds the answer.
+    onAccepted: async (answer) => {
       acceptedAt.set(String(answer.body.request_id), Date.now());
-      if (answer.body.request_id === APPROVAL_ID && answer.body.approved === true) {
-        rmSync(join(workspace, 'build'), { recursive: true, force: true });
-        mkdirSync(join(workspace, 'build'));
-        writeFileSync(join(workspace, 'build', 'app'), 'fresh binary\n');
-      }
-    }
-    return accept(...answers);
-  };
+      if (answer.body.request_id !== APPROVAL_ID || answer.body.approved !== true) return;
+      checkpointsWhenAnswered = await checkpoints(`leviath-${REVIEWER}`);
+      rmSync(join(workspace, 'build'), { recursive: true, force: true });
+      mkdirSync(join(workspace, 'build'));
+      writeFileSync(join(workspace, 'build', 'app'), 'fresh binary\n');
+    },
+  });
 
   studio = await startStudio({
     dataDir,
@@ -195,10 +189,15 @@ describe('Leviath bridge journey', () => {
     expect(post.json).toEqual({ request_id: APPROVAL_ID, approved: true, scope: 'once' });
     expect(post.headers.authorization).toBe(`Bearer ${TOKEN}`);
     expect(post.headers['content-type']).toBe('application/json');
-    expect(existsSync(join(workspace, 'build', 'app'))).toBe(true);
+    await eventually(
+      () => existsSync(join(workspace, 'build', 'app')) || undefined,
+      'the daemon to run the approved command',
+    );
 
     // The pre-image is the folder as it was before the answer: the stale build, not the new one.
+    // It was committed before the answer left: the studio served it while the gateway held it.
     const [preImage, ...others] = await checkpoints(`leviath-${REVIEWER}`);
+    expect(checkpointsWhenAnswered).toEqual([preImage]);
     expect(others).toEqual([]);
     expect(preImage).toMatchObject({ reason: 'AGENT_WRITE', exactPreImage: true });
     const prePaths = preImage!.files.map((f) => f.path).sort();

@@ -26,6 +26,11 @@ export interface FakeLeviathOptions {
   /** An older gateway: no /api/runs (404), only the unbounded /api/agents. */
   legacyAgentsOnly?: boolean;
   runsPageSize?: number;
+  /**
+   * The daemon acting on an accepted answer before the 202 goes back (the test's stand-in for
+   * what Leviath does next, such as running the approved command); the response waits for it.
+   */
+  onAccepted?: (answer: AcceptedAnswer) => void | Promise<void>;
 }
 
 export interface AcceptedAnswer {
@@ -234,8 +239,12 @@ export class FakeLeviathPeer {
     );
     if (!owner) return send(response, 404, { error: 'No such open interaction' });
     this.closeInteraction(String(b.request_id));
-    this.answers.push({ runId, body: b });
-    send(response, 202, null);
+    const accepted = { runId, body: b };
+    this.answers.push(accepted);
+    void Promise.resolve(this.options.onAccepted?.(accepted)).then(
+      () => send(response, 202, null),
+      (error: unknown) => send(response, 500, { error: String(error) }),
+    );
   }
 }
 

@@ -8,6 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Source, SourceHost, ToolDecision } from '../../server/sources/Source.ts';
+import type { StudioClient } from './harness.ts';
 import type { EventDraft } from '../../server/engine/eventDrafts.ts';
 import {
   APPROVE,
@@ -15,6 +16,7 @@ import {
   decideInput,
   keepAlive,
   makeClient,
+  history,
   ok,
   startHarness,
   waitForEvent,
@@ -45,9 +47,14 @@ const tool = (type: 'TOOL_PROPOSED' | 'TOOL_DISPATCHED' | 'TOOL_SUCCEEDED', stat
 
 /** A runtime that runs the call as soon as it hears the grant, and its bridge. */
 class QuickRuntime implements Source {
+  /** What deliverDecision was called with (the runtime heard it). */
+  readonly delivered: ToolDecision[] = [];
   readonly sourceId = 'quick-runtime';
   readonly checkpointsSupported = false;
   private host: SourceHost | null = null;
+  protected hostOf(): SourceHost {
+    return this.host!;
+  }
   private heard: () => void = () => undefined;
   /** The bridge's flow: started with the source, it appends what the runtime reports. */
   reported: Promise<unknown> = Promise.resolve();
@@ -85,6 +92,7 @@ class QuickRuntime implements Source {
   }
 
   async deliverDecision(decision: ToolDecision): Promise<void> {
+    this.delivered.push(decision);
     // The runtime hears the grant and runs the call; its answer to the confirmation comes later.
     if (decision.approved) this.heard();
     await new Promise((resolve) => setTimeout(resolve, ROUND_TRIP_MS));
@@ -106,7 +114,41 @@ class QuickRuntime implements Source {
   }
 
   async stop(): Promise<void> {
-    await this.reported.catch(() => undefined);
+    // A runtime never told of a grant reports nothing.
+    if (this.delivered.some((d) => d.approved)) await this.reported.catch(() => undefined);
+  }
+}
+
+/**
+ * The same runtime with a bridge that records something before the runtime may hear a decision
+ * (as a pre-image checkpoint is): it asks the studio, as any client would, what it serves of that
+ * record at the moment the runtime hears the decision.
+ */
+class PreparingRuntime extends QuickRuntime {
+  client: StudioClient | null = null;
+  /** The session's STUDIO_LOG messages the studio served when the runtime heard the decision. */
+  servedAtDelivery: string[] | null = null;
+  failPrepare = false;
+
+  async prepareDecision(decision: ToolDecision): Promise<void> {
+    if (this.failPrepare) throw new Error('disk full');
+    await this.hostOf().append(SESSION, [
+      {
+        type: 'STUDIO_LOG',
+        runId: RUN,
+        level: 'info',
+        origin: this.sourceId,
+        message: `Prepared ${decision.toolCallId}`,
+      } as EventDraft,
+    ]);
+  }
+
+  override async deliverDecision(decision: ToolDecision): Promise<void> {
+    const events = await history(this.client!, SESSION);
+    this.servedAtDelivery = events.flatMap((e) =>
+      e.type === 'STUDIO_LOG' ? [String((e as { message?: unknown }).message)] : [],
+    );
+    await super.deliverDecision(decision);
   }
 }
 
@@ -152,5 +194,42 @@ describe('the outbox orders a dispatch before the result the runtime reports', (
     expect((await h.server.engine.reads.getToolCall(CALL))?.status).toBe('SUCCEEDED');
     await h.server.engine.jobsIdle();
     expect(await h.server.engine.listJobs(['PENDING', 'CLAIMED'])).toEqual([]);
+  });
+
+  it('commits what the source prepares before the runtime hears the decision', async () => {
+    const runtime = new PreparingRuntime();
+    const h: Harness = await startHarness({ demo: false, sources: [runtime] });
+    disposers.push(() => h.dispose());
+    const c = makeClient(h);
+    runtime.client = makeClient(h);
+    const a = await attach(c, SESSION);
+    h.track(keepAlive(c, a));
+    await ok(c, APPROVE, decideInput(a, { toolCallId: CALL, argumentHash: HASH }));
+    await waitForEvent(c, SESSION, (e) => e.type === 'RUN_SUCCEEDED', 'the end of the run');
+    await runtime.reported;
+    // Served to a client while the runtime was being told: committed, not merely written.
+    expect(runtime.servedAtDelivery).toEqual([`Prepared ${CALL}`]);
+    expect(runtime.delivered).toHaveLength(1);
+  });
+
+  it('tells the runtime nothing when preparing fails, and ends the granted call saying why', async () => {
+    const runtime = new PreparingRuntime();
+    runtime.failPrepare = true;
+    const h: Harness = await startHarness({ demo: false, sources: [runtime] });
+    disposers.push(() => h.dispose());
+    const c = makeClient(h);
+    const a = await attach(c, SESSION);
+    h.track(keepAlive(c, a));
+    await ok(c, APPROVE, decideInput(a, { toolCallId: CALL, argumentHash: HASH }));
+    const { events } = await waitForEvent(
+      c,
+      SESSION,
+      (e) => e.type === 'TOOL_FAILED',
+      'the call to end',
+    );
+    const logs = events.flatMap((e) => (e.type === 'STUDIO_LOG' ? [String(e.message)] : []));
+    expect(logs.some((m) => m.includes('did not take the decision: disk full'))).toBe(true);
+    expect(runtime.delivered).toEqual([]);
+    expect((await h.server.engine.reads.getToolCall(CALL))?.status).toBe('FAILED');
   });
 });

@@ -276,7 +276,19 @@ export class ClaudeCodeSource implements Source {
     conversation.resultAfterAsks = null;
   }
 
-  async deliverDecision(decision: ToolDecision): Promise<void> {
+  /**
+   * The pre-image checkpoint before a granted call that may write (`hooks.beforeAllow`), run by
+   * the engine before `deliverDecision` and committed on its own (Source.prepareDecision): it is
+   * durable before Claude Code hears `allow`.
+   */
+  async prepareDecision(decision: ToolDecision): Promise<void> {
+    const { ask } = this.pendingAsk(decision);
+    if (decision.approved && !READ_ONLY_TOOLS.has(ask.toolName) && this.options.hooks?.beforeAllow)
+      await this.options.hooks.beforeAllow({ sessionId: decision.sessionId, runId: ask.runId });
+  }
+
+  /** The ask a decision answers, or the refusal the engine records. */
+  private pendingAsk(decision: ToolDecision) {
     const conversation = this.conversations.get(decision.sessionId);
     const ask = conversation?.pending.get(decision.toolCallId);
     if (!conversation || !ask)
@@ -289,8 +301,11 @@ export class ClaudeCodeSource implements Source {
         ErrorCode.APPROVAL_MISMATCH,
         'The argument hash does not match the call',
       );
-    if (decision.approved && !READ_ONLY_TOOLS.has(ask.toolName) && this.options.hooks?.beforeAllow)
-      await this.options.hooks.beforeAllow({ sessionId: decision.sessionId, runId: ask.runId });
+    return { conversation, ask };
+  }
+
+  async deliverDecision(decision: ToolDecision): Promise<void> {
+    const { conversation, ask } = this.pendingAsk(decision);
     conversation.pending.delete(decision.toolCallId);
     ask.resolve(
       decision.approved

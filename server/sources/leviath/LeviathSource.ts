@@ -252,10 +252,32 @@ export class LeviathSource implements Source {
   }
 
   /**
-   * `POST /api/agents/{id}/interaction` with `{request_id, approved, scope: "once"}`: the studio
-   * decides this one call (never a stage- or run-wide grant). The checkpoint hook runs first.
+   * The checkpoint hook (an exact pre-image of the workspace), run by the engine before
+   * `deliverDecision` and committed on its own (Source.prepareDecision), so the pre-image is
+   * durable before the answer can leave. A failing hook refuses the decision: nothing is sent.
    */
-  async deliverDecision(decision: ToolDecision): Promise<void> {
+  async prepareDecision(decision: ToolDecision): Promise<void> {
+    const { runId, tool } = this.openApproval(decision);
+    const hook = this.options.hooks?.beforeDecision;
+    if (!hook) return;
+    try {
+      await hook({
+        ...this.toolContext(decision.sessionId, runId, tool.toolCallId, tool.name),
+        approved: decision.approved,
+      });
+    } catch (error) {
+      throw error instanceof StudioError
+        ? error
+        : new StudioError(
+            ErrorCode.HOST_UNAVAILABLE,
+            `Could not checkpoint the workspace before answering: ${errorMessage(error)}`,
+            { retryable: true },
+          );
+    }
+  }
+
+  /** The open approval a decision answers, or the refusal the engine records. */
+  private openApproval(decision: ToolDecision) {
     const runId = this.runFor(decision.sessionId);
     const interaction = this.mapper.approvalFor(decision.toolCallId);
     const tool = this.mapper.tool(decision.toolCallId);
@@ -279,25 +301,19 @@ export class LeviathSource implements Source {
         ErrorCode.APPROVAL_MISMATCH,
         'The argument hash does not match the call',
       );
+    return { runId, interaction, tool };
+  }
+
+  /**
+   * `POST /api/agents/{id}/interaction` with `{request_id, approved, scope: "once"}`: the studio
+   * decides this one call (never a stage- or run-wide grant). The engine ran prepareDecision
+   * (the checkpoint) first.
+   */
+  async deliverDecision(decision: ToolDecision): Promise<void> {
+    const { runId, interaction } = this.openApproval(decision);
     const requestId = interaction.requestId;
     this.inFlight.add(requestId);
     try {
-      if (this.options.hooks?.beforeDecision) {
-        try {
-          await this.options.hooks.beforeDecision({
-            ...this.toolContext(decision.sessionId, runId, tool.toolCallId, tool.name),
-            approved: decision.approved,
-          });
-        } catch (error) {
-          throw error instanceof StudioError
-            ? error
-            : new StudioError(
-                ErrorCode.HOST_UNAVAILABLE,
-                `Could not checkpoint the workspace before answering: ${errorMessage(error)}`,
-                { retryable: true },
-              );
-        }
-      }
       const body: InteractionAnswerBody = {
         request_id: requestId,
         approved: decision.approved,

@@ -217,6 +217,8 @@ describe('LeviathSource', () => {
     expect(host.statuses.some((s) => s.detail === 'daemon linked')).toBe(true);
 
     peer.openInteraction(TESTER, { id: 'approve-toolu_01B', kind: 'tool_approval' });
+    // As the engine does: the hook (prepareDecision) first, then the answer.
+    await source.prepareDecision(decision(host, TESTER, 'toolu_01B', true));
     await source.deliverDecision(decision(host, TESTER, 'toolu_01B', true));
     expect(peer.answers).toEqual([
       { runId: TESTER, body: { request_id: 'approve-toolu_01B', approved: true, scope: 'once' } },
@@ -512,7 +514,7 @@ describe('LeviathSource', () => {
       'project-reviewer-1786409300-aa11bb22',
     );
     await expect(
-      source.deliverDecision(decision(host, 'reviewer-1786409300-aa11bb22', 'toolu_01RM', true)),
+      source.prepareDecision(decision(host, 'reviewer-1786409300-aa11bb22', 'toolu_01RM', true)),
     ).rejects.toMatchObject({ code: 'AGENT_HOST_UNAVAILABLE' });
     expect(peer.answers).toEqual([]);
   });
