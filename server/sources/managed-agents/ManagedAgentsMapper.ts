@@ -270,6 +270,11 @@ export class ManagedAgentsMapper {
     if (this.openRun?.runId === runId) this.openRun.endedInStudio = true;
   }
 
+  /** Whether the studio ended this run (its interrupt closes the run's pending calls). */
+  isEndedInStudio(runId: string | null): boolean {
+    return runId !== null && this.runsEndedInStudio.has(runId);
+  }
+
   /** The studio sent an interrupt whose id the API did not return: the next id-less echo is it. */
   expectStudioInterrupt(): void {
     this.expectedStudioInterrupts += 1;

@@ -337,8 +337,8 @@ export class ManagedAgentsSource implements Source {
 
   /**
    * The studio revoked an approval the runtime still waits on (the session was paused or closed,
-   * the kill switch, a changed target): `user.tool_confirmation` deny, once, with a message saying
-   * so, so the hosted session stops waiting, as Claude Code is denied. The revoke is what is
+   * a changed target): `user.tool_confirmation` deny, once, with a message saying so (not after
+   * the studio's own interrupt, a cancel or the kill switch, which closed the pending calls), so the hosted session stops waiting, as Claude Code is denied. The revoke is what is
    * durable: after a restart, resumeApprovals denies a call still awaiting whose newest approval
    * is REVOKED the same way.
    */
@@ -353,6 +353,8 @@ export class ManagedAgentsSource implements Source {
       !tool ||
       tool.phase !== 'awaiting' ||
       tool.notConfirmable ||
+      // The studio's interrupt (a cancel, the kill switch) closed the run's pending calls.
+      follow.mapper.isEndedInStudio(tool.runId) ||
       follow.decided.has(toolUseId) ||
       follow.inFlight.has(toolUseId)
     )

@@ -140,7 +140,7 @@ describe('Leviath path tools show their diff before approval', () => {
     expect(file?.hunks).toContain('-old line\n+edited line');
   });
 
-  it('approving after the target changed is refused and revoked, and Leviath gets no answer', async () => {
+  it('approving after the target changed is refused and revoked, and Leviath is answered no, never yes', async () => {
     const args = { path: 'notes.md', content: '# Notes\nnew line\nend\n' };
     const { peer, c, a, workspace, approval } = await studio(approvalRequest('write_file', args));
     writeFileSync(join(workspace, 'docs', 'notes.md'), 'someone else wrote this\n');
@@ -148,7 +148,11 @@ describe('Leviath path tools show their diff before approval', () => {
     expect(codeOf(refused.error)).toBe('AGENT_APPROVAL_MISMATCH');
     expect(refused.error?.graphQLErrors[0]?.message).toContain('docs/notes.md changed');
     expect((await toolCall(c, approval.toolCallId)).approval?.status).toBe('REVOKED');
-    expect(peer.answers).toEqual([]);
+    // The revoke is told to Leviath as a deny of this one call, so its run does not wait forever.
+    await waitUntil(() => peer.answers.length > 0, 'the revoked approval to be answered');
+    expect(peer.answers.map((answer) => answer.body)).toEqual([
+      { request_id: `approve-${approval.toolCallId}`, approved: false, scope: 'once' },
+    ]);
   });
 
   it('a shell call gets no diff, and its hash is the bare hash of its input', async () => {
