@@ -346,6 +346,45 @@ export class LeviathSource implements Source {
     }
   }
 
+  /**
+   * The studio revoked an approval Leviath still waits on (the session was paused or closed, the
+   * kill switch, a target file changed): Leviath is answered `approved: false` for this one call,
+   * so the daemon stops waiting, as Claude Code is denied. A run the studio cancelled was closed
+   * already (endedInStudio) and is not answered. The revoke is what is durable: after a restart,
+   * resumeApprovals answers a still-open interaction whose newest approval is REVOKED the same way.
+   */
+  onApprovalRevoked(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
+    void this.denyRevoked(decision.sessionId, decision.toolCallId);
+  }
+
+  private async denyRevoked(sessionId: string, toolCallId: string): Promise<void> {
+    const interaction = this.mapper.approvalFor(toolCallId);
+    const runId = this.runsBySession.get(sessionId);
+    if (!interaction || !interaction.open || !runId) return;
+    const requestId = interaction.requestId;
+    if (this.inFlight.has(requestId) || this.answered.has(requestId)) return;
+    this.inFlight.add(requestId);
+    try {
+      await this.client.answerInteraction(
+        runId,
+        { request_id: requestId, approved: false, scope: 'once' },
+        this.abort.signal,
+      );
+      this.answered.add(requestId);
+      this.mapper.markAnswered(requestId, false);
+    } catch (error) {
+      // 404: Leviath no longer waits (answered elsewhere, timed out); the card is revoked already.
+      if (error instanceof LeviathHttpError && error.status === 404)
+        this.mapper.markAnswered(requestId, false);
+      else
+        this.logger.warn('leviath: could not tell Leviath that an approval was revoked', {
+          error: this.safeMessage(error),
+        });
+    } finally {
+      this.inFlight.delete(requestId);
+    }
+  }
+
   /** The engine expired an approval (120 s cap) while Leviath still waits: request it again. */
   onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
     const drafts = this.mapper.reRequestApproval(decision.toolCallId, decision.approvalId);
@@ -543,7 +582,10 @@ export class LeviathSource implements Source {
     await this.resumeApprovals();
   }
 
-  /** After a (re)connect: approvals that lapsed while the studio was down are requested again. */
+  /**
+   * After a (re)connect: approvals that lapsed while the studio was down are requested again, and
+   * ones the studio revoked (the answer may not have reached Leviath) are answered no.
+   */
   private async resumeApprovals(): Promise<void> {
     const host = this.requireHost();
     if (!host.findApproval) return;
@@ -552,7 +594,9 @@ export class LeviathSource implements Source {
       const newest = interaction.toolCallId
         ? await host.findApproval(sessionId, interaction.toolCallId)
         : null;
-      if (newest && interaction.toolCallId)
+      if (!newest || !interaction.toolCallId) continue;
+      if (newest.status === 'REVOKED') await this.denyRevoked(sessionId, interaction.toolCallId);
+      else
         await this.appendNew(sessionId, this.mapper.resumeApproval(interaction.toolCallId, newest));
     }
   }

@@ -46,6 +46,10 @@ import {
   type ManagedAgentsEvent,
 } from './ManagedAgentsMapper.ts';
 
+/** What a runtime is told when the studio revoked the approval it waits on. */
+const REVOKED_MESSAGE =
+  'The studio revoked this approval before anyone approved it; the call was not run.';
+
 export interface ManagedAgentsSourceOptions {
   /** Managed Agents session ids (`sesn_...`) to follow. */
   sessionIds: string[];
@@ -331,6 +335,48 @@ export class ManagedAgentsSource implements Source {
     this.appendLater(follow, drafts);
   }
 
+  /**
+   * The studio revoked an approval the runtime still waits on (the session was paused or closed,
+   * the kill switch, a changed target): `user.tool_confirmation` deny, once, with a message saying
+   * so, so the hosted session stops waiting, as Claude Code is denied. The revoke is what is
+   * durable: after a restart, resumeApprovals denies a call still awaiting whose newest approval
+   * is REVOKED the same way.
+   */
+  onApprovalRevoked(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
+    const follow = this.follows.get(decision.sessionId);
+    if (follow) void this.denyRevoked(follow, decision.toolCallId);
+  }
+
+  private async denyRevoked(follow: Follow, toolUseId: string): Promise<void> {
+    const tool = follow.mapper.tool(toolUseId);
+    if (
+      !tool ||
+      tool.phase !== 'awaiting' ||
+      tool.notConfirmable ||
+      follow.decided.has(toolUseId) ||
+      follow.inFlight.has(toolUseId)
+    )
+      return;
+    follow.inFlight.add(toolUseId);
+    try {
+      await this.postConfirmation(follow, {
+        type: 'user.tool_confirmation',
+        tool_use_id: toolUseId,
+        result: 'deny',
+        deny_message: REVOKED_MESSAGE,
+      });
+      follow.decided.add(toolUseId);
+      await this.appendNew(follow, follow.mapper.confirmationDelivered(toolUseId, false));
+    } catch (error) {
+      this.logger.warn('managed-agents: could not tell the runtime that an approval was revoked', {
+        session: follow.foreignSessionId,
+        error: this.safeMessage(error),
+      });
+    } finally {
+      follow.inFlight.delete(toolUseId);
+    }
+  }
+
   /** The engine expired an approval (120 s cap); the runtime still waits, so request it again. */
   onApprovalExpired(decision: Omit<ToolDecision, 'approved' | 'reason'>): void {
     const follow = this.follows.get(decision.sessionId);
@@ -597,14 +643,18 @@ export class ManagedAgentsSource implements Source {
     await this.appendNew(follow, drafts);
   }
 
-  /** After a (re)connect: approvals that lapsed while the studio was down are requested again. */
+  /**
+   * After a (re)connect: approvals that lapsed while the studio was down are requested again, and
+   * ones the studio revoked (the deny may not have reached the runtime) are denied.
+   */
   private async resumeApprovals(follow: Follow): Promise<void> {
     const host = this.requireHost();
     if (!host.findApproval) return;
     for (const tool of follow.mapper.awaitingTools()) {
       const newest = await host.findApproval(follow.studioSessionId, tool.toolUseId);
-      if (newest)
-        await this.appendNew(follow, follow.mapper.resumeApproval(tool.toolUseId, newest));
+      if (!newest) continue;
+      if (newest.status === 'REVOKED') await this.denyRevoked(follow, tool.toolUseId);
+      else await this.appendNew(follow, follow.mapper.resumeApproval(tool.toolUseId, newest));
     }
   }
 

@@ -1,6 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ApprovalDraft, QuestionDraft } from '../../../server/engine/eventDrafts.ts';
+import type {
+  ApprovalDraft,
+  EventDraft,
+  QuestionDraft,
+} from '../../../server/engine/eventDrafts.ts';
 import { StudioError } from '../../../server/engine/StudioError.ts';
 import {
   LeviathSource,
@@ -374,6 +378,65 @@ describe('LeviathSource', () => {
     expect(host.types(leviathStudioSessionId(runId)).slice(-2)).toEqual([
       'APPROVAL_EXPIRED',
       'TOOL_OUTCOME_UNKNOWN',
+    ]);
+  });
+
+  it('answers no, once, when the studio revokes an approval Leviath waits on', async () => {
+    const { peer, host, source } = await setup();
+    await source.start(host);
+    const runId = 'reviewer-1786409300-aa11bb22';
+    const {
+      approved: _approved,
+      reason: _reason,
+      ...revoked
+    } = decision(host, runId, 'toolu_01RM', false);
+    source.onApprovalRevoked(revoked);
+    // Told twice (a pause, then the kill switch): Leviath hears one answer.
+    source.onApprovalRevoked(revoked);
+    await host.waitFor(() => peer.answers.length > 0, 'the answer to the revoked approval');
+    expect(peer.answers).toEqual([
+      { runId, body: { request_id: 'approve-toolu_01RM', approved: false, scope: 'once' } },
+    ]);
+    source.onApprovalRevoked(revoked);
+    expect(peer.requests.filter((r) => r.method === 'POST')).toHaveLength(1);
+    // And a decision arriving after it is refused, not sent.
+    await expect(
+      source.deliverDecision(decision(host, runId, 'toolu_01RM', true)),
+    ).rejects.toMatchObject({ code: 'AGENT_APPROVAL_MISMATCH' });
+    expect(peer.answers).toHaveLength(1);
+  });
+
+  it('after a restart, answers no to an approval the studio revoked while it could not tell Leviath', async () => {
+    const { peer, host, source } = await setup();
+    await source.start(host);
+    const runId = 'reviewer-1786409300-aa11bb22';
+    const sessionId = leviathStudioSessionId(runId);
+    const asked = decision(host, runId, 'toolu_01RM', false);
+    await source.stop();
+    // Recorded by the engine while the bridge was down (as a kill switch during a restart).
+    await host.append(sessionId, [
+      {
+        type: 'APPROVAL_DENIED',
+        runId,
+        approvalId: asked.approvalId,
+        toolCallId: asked.toolCallId,
+        argumentHash: asked.argumentHash,
+        status: 'REVOKED',
+        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      } as EventDraft,
+    ]);
+    const again = new LeviathSource({
+      url: peer.url,
+      token: TOKEN,
+      logger: host.logger,
+      backoff: { initialMs: 20, maxMs: 80 },
+      settleMs: 20,
+    });
+    cleanups.push(() => again.stop());
+    await again.start(host);
+    await host.waitFor(() => peer.answers.length > 0, 'the answer to the revoked approval');
+    expect(peer.answers).toEqual([
+      { runId, body: { request_id: 'approve-toolu_01RM', approved: false, scope: 'once' } },
     ]);
   });
 

@@ -9,7 +9,7 @@ import { ManagedAgentsMapper } from '../../../server/sources/managed-agents/Mana
 import { FakeManagedAgentsPeer, type FakeEvent } from '../../fakes/FakeManagedAgentsPeer.ts';
 import { MemorySourceHost } from '../../fakes/MemorySourceHost.ts';
 import type { ToolDecision } from '../../../server/sources/Source.ts';
-import type { ApprovalDraft } from '../../../server/engine/eventDrafts.ts';
+import type { ApprovalDraft, EventDraft } from '../../../server/engine/eventDrafts.ts';
 
 const API_KEY = 'sk-ant-api03-test-0123456789abcdef';
 
@@ -210,6 +210,75 @@ describe('ManagedAgentsSource', () => {
     await expect(again.deliverDecision({ ...decision, approved: false })).rejects.toMatchObject({
       code: 'AGENT_APPROVAL_MISMATCH',
     });
+  });
+
+  it('denies, once and saying why, a call whose approval the studio revoked', async () => {
+    const { s, peer, host, source, foreignId, sessionId } = await setup('live-approval.json');
+    await source.start(host);
+    peer.emit(foreignId, section(s, 'live'));
+    await host.waitFor(() => host.types(sessionId).includes('APPROVAL_REQUESTED'));
+    const {
+      approved: _approved,
+      reason: _reason,
+      ...revoked
+    } = decisionFor(host, sessionId, 'sevt_L006', false);
+    source.onApprovalRevoked(revoked);
+    source.onApprovalRevoked(revoked);
+    await host.waitFor(
+      () => host.events(sessionId).some((e) => e.foreignId === 'sevt_L006/confirmation'),
+      'the deny to be sent',
+    );
+    expect(peer.postedEvents(foreignId).filter((e) => e.type === 'user.tool_confirmation')).toEqual(
+      [
+        {
+          type: 'user.tool_confirmation',
+          tool_use_id: 'sevt_L006',
+          result: 'deny',
+          deny_message:
+            'The studio revoked this approval before anyone approved it; the call was not run.',
+        },
+      ],
+    );
+    // The engine recorded the revoke; the bridge records no decision of its own.
+    expect(host.types(sessionId).filter((t) => t.startsWith('APPROVAL_'))).toEqual([
+      'APPROVAL_REQUESTED',
+    ]);
+  });
+
+  it('after a restart, denies a call still waiting whose approval the studio revoked meanwhile', async () => {
+    const { s, peer, host, source, foreignId, sessionId } = await setup('live-approval.json');
+    await source.start(host);
+    peer.emit(foreignId, section(s, 'live'));
+    await host.waitFor(() => host.types(sessionId).includes('APPROVAL_REQUESTED'));
+    const asked = decisionFor(host, sessionId, 'sevt_L006', false);
+    await source.stop();
+    await host.append(sessionId, [
+      {
+        type: 'APPROVAL_DENIED',
+        runId: asked.runId,
+        approvalId: asked.approvalId,
+        toolCallId: asked.toolCallId,
+        argumentHash: asked.argumentHash,
+        status: 'REVOKED',
+        expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      } as EventDraft,
+    ]);
+    const again = new ManagedAgentsSource({
+      sessionIds: [foreignId],
+      apiKey: API_KEY,
+      baseUrl: peer.url,
+      logger: host.logger,
+      backoff: { initialMs: 20, maxMs: 80 },
+    });
+    cleanups.push(() => again.stop());
+    await again.start(host);
+    await host.waitFor(
+      () => peer.postedEvents(foreignId).some((e) => e.type === 'user.tool_confirmation'),
+      'the deny to be sent',
+    );
+    expect(
+      peer.postedEvents(foreignId).filter((e) => e.type === 'user.tool_confirmation'),
+    ).toMatchObject([{ tool_use_id: 'sevt_L006', result: 'deny' }]);
   });
 
   it('posts a deny with its deny_message and no thread id', async () => {
