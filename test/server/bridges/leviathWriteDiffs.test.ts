@@ -9,7 +9,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Engine } from '../../../server/engine/Engine.ts';
 import { makeLeviathSource } from '../../../server/sources/fromFlags.ts';
 import { foreignArgumentHash } from '../../../server/sources/redact.ts';
@@ -140,7 +140,7 @@ describe('Leviath path tools show their diff before approval', () => {
     expect(file?.hunks).toContain('-old line\n+edited line');
   });
 
-  it('approving after the target changed is refused and revoked, and Leviath gets no answer', async () => {
+  it('approving after the target changed is refused and revoked, and Leviath is answered approved: false once', async () => {
     const args = { path: 'notes.md', content: '# Notes\nnew line\nend\n' };
     const { peer, c, a, workspace, approval } = await studio(approvalRequest('write_file', args));
     writeFileSync(join(workspace, 'docs', 'notes.md'), 'someone else wrote this\n');
@@ -148,7 +148,11 @@ describe('Leviath path tools show their diff before approval', () => {
     expect(codeOf(refused.error)).toBe('AGENT_APPROVAL_MISMATCH');
     expect(refused.error?.graphQLErrors[0]?.message).toContain('docs/notes.md changed');
     expect((await toolCall(c, approval.toolCallId)).approval?.status).toBe('REVOKED');
-    expect(peer.answers).toEqual([]);
+    // A revoked approval is answered approved: false, once, so the daemon stops waiting.
+    await vi.waitFor(() => expect(peer.answers).toHaveLength(1));
+    expect(peer.answers.map((answer) => answer.body)).toEqual([
+      { request_id: 'approve-toolu_write_file', approved: false, scope: 'once' },
+    ]);
   });
 
   it('a shell call gets no diff, and its hash is the bare hash of its input', async () => {
