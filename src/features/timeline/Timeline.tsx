@@ -367,6 +367,10 @@ export function Timeline(props: TimelineProps) {
     [following],
   );
   const sizeByShape = useRef(new Map<string, number>());
+  // One function per list of rows: the virtualizer recomputes every row's start whenever
+  // getItemKey is a new function, so a render for a scroll or a measurement alone (not new rows)
+  // would walk the whole list again.
+  const getItemKey = useCallback((index: number) => shown[index]?.key ?? index, [shown]);
   const virtualizer = useVirtualizer<HTMLDivElement, Element>({
     count: shown.length,
     getScrollElement: () => scrollRef.current,
@@ -376,7 +380,7 @@ export function Timeline(props: TimelineProps) {
         (shape !== null ? sizeByShape.current.get(shape) : undefined) ?? estimate(shown[index])
       );
     },
-    getItemKey: (index) => shown[index]?.key ?? index,
+    getItemKey,
     measureElement: (element, entry, instance) => {
       const size = measureRow(element, entry, instance);
       const shape = entry ? shapeOf(shown[instance.indexFromElement(element)]) : null;
@@ -724,6 +728,10 @@ export function Timeline(props: TimelineProps) {
           aria-label="Events, oldest first"
           tabIndex={0}
           className="min-h-0 flex-1 overflow-y-auto focus-visible:outline-2 focus-visible:-outline-offset-2 focus-visible:outline-blue-600"
+          // Its size is the flex layout's, never its content's: what changes inside (rows
+          // mounting every frame while following) is laid out and painted without the page
+          // around it, and the toolbar's counts changing never lay out the rows.
+          style={{ contain: 'strict' }}
         >
           {shown.length === 0 ? (
             <p className="px-4 py-6 text-sm text-slate-600 dark:text-slate-300">

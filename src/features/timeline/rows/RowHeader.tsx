@@ -28,26 +28,26 @@ export function RowHeader({ label, seq, createdAt, href, children }: RowHeaderPr
     <div className="flex flex-wrap items-center gap-x-2 gap-y-1 text-xs text-slate-600 dark:text-slate-300">
       <span className="font-semibold text-slate-900 dark:text-slate-50">{label}</span>
       {children}
-      <span className="ml-auto inline-flex items-center gap-2">
-        <time dateTime={createdAt}>{timeOfDay(createdAt)}</time>
-        <Link
-          to={href}
-          className="font-mono underline-offset-2 hover:underline"
-          aria-label={`Event ${seq}`}
-        >
-          #{seq}
-        </Link>
-        {active ? (
-          <CopyButton
-            text={
-              typeof window === 'undefined'
-                ? href
-                : new URL(href, window.location.origin).toString()
-            }
-            label={`link to event ${seq}`}
-          />
-        ) : null}
-      </span>
+      {/* No group element around the time and link (a row is rendered per event while
+          streaming): the time takes the free space before it, the link and copy button follow. */}
+      <time dateTime={createdAt} className="ml-auto">
+        {timeOfDay(createdAt)}
+      </time>
+      <Link
+        to={href}
+        className="font-mono underline-offset-2 hover:underline"
+        aria-label={`Event ${seq}`}
+      >
+        {`#${seq}`}
+      </Link>
+      {active ? (
+        <CopyButton
+          text={
+            typeof window === 'undefined' ? href : new URL(href, window.location.origin).toString()
+          }
+          label={`link to event ${seq}`}
+        />
+      ) : null}
     </div>
   );
 }

@@ -43,7 +43,7 @@ export function LogRow({ event, href }: { event: EventOf<'StudioLogEvent'>; href
         <span className={`font-medium ${LEVEL_TONE[event.logLevel.toUpperCase()] ?? ''}`}>
           <SafeText bare text={event.logLevel} />
         </span>
-        {event.logOrigin ? <SafeText text={event.logOrigin} /> : null}
+        {event.logOrigin ? <SafeText bare text={event.logOrigin} /> : null}
       </EventRowHeader>
       <pre className="mt-1 overflow-x-auto text-xs whitespace-pre-wrap break-words text-slate-800 dark:text-slate-200">
         <SafeText bare text={event.logMessage} />
