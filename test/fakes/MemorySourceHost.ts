@@ -114,6 +114,29 @@ export class MemorySourceHost implements SourceHost {
     return stored;
   }
 
+  /** What the engine records when it revokes a pending approval (APPROVAL_DENIED, REVOKED). */
+  async recordRevoked(
+    sessionId: string,
+    approval: {
+      runId: string | null;
+      approvalId: string;
+      toolCallId: string;
+      argumentHash: string;
+    },
+  ): Promise<void> {
+    await this.append(sessionId, [
+      {
+        type: 'APPROVAL_DENIED',
+        runId: approval.runId,
+        approvalId: approval.approvalId,
+        toolCallId: approval.toolCallId,
+        argumentHash: approval.argumentHash,
+        status: 'REVOKED',
+        expiresAt: new Date(this.clock + 60_000).toISOString(),
+      } as EventDraft,
+    ]);
+  }
+
   async hasForeignId(sessionId: string, foreignId: string): Promise<boolean> {
     return this.sessions.get(sessionId)?.foreignIds.has(foreignId) ?? false;
   }

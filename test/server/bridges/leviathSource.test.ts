@@ -1,10 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import type {
-  ApprovalDraft,
-  EventDraft,
-  QuestionDraft,
-} from '../../../server/engine/eventDrafts.ts';
+import type { ApprovalDraft, QuestionDraft } from '../../../server/engine/eventDrafts.ts';
 import { StudioError } from '../../../server/engine/StudioError.ts';
 import {
   LeviathSource,
@@ -66,16 +62,32 @@ async function setup(
   });
   cleanups.push(() => peer.close());
   const host = new MemorySourceHost();
+  const source = makeSource(peer, host, { token: options.token ?? TOKEN, ...options.source });
+  return { peer, host, source, state };
+}
+
+function makeSource(
+  peer: FakeLeviathPeer,
+  host: MemorySourceHost,
+  options: Partial<LeviathSourceOptions> = {},
+): LeviathSource {
   const source = new LeviathSource({
     url: peer.url,
-    token: options.token ?? TOKEN,
+    token: TOKEN,
     logger: host.logger,
     backoff: { initialMs: 20, maxMs: 80 },
     settleMs: 20,
-    ...options.source,
+    ...options,
   });
   cleanups.push(() => source.stop());
-  return { peer, host, source, state };
+  return source;
+}
+
+/** A new bridge on the same studio (host) and gateway: a restart. */
+async function startedAgain(peer: FakeLeviathPeer, host: MemorySourceHost): Promise<LeviathSource> {
+  const again = makeSource(peer, host);
+  await again.start(host);
+  return again;
 }
 
 function decision(
@@ -414,26 +426,8 @@ describe('LeviathSource', () => {
     const asked = decision(host, runId, 'toolu_01RM', false);
     await source.stop();
     // Recorded by the engine while the bridge was down (as a kill switch during a restart).
-    await host.append(sessionId, [
-      {
-        type: 'APPROVAL_DENIED',
-        runId,
-        approvalId: asked.approvalId,
-        toolCallId: asked.toolCallId,
-        argumentHash: asked.argumentHash,
-        status: 'REVOKED',
-        expiresAt: new Date(Date.now() + 60_000).toISOString(),
-      } as EventDraft,
-    ]);
-    const again = new LeviathSource({
-      url: peer.url,
-      token: TOKEN,
-      logger: host.logger,
-      backoff: { initialMs: 20, maxMs: 80 },
-      settleMs: 20,
-    });
-    cleanups.push(() => again.stop());
-    await again.start(host);
+    await host.recordRevoked(sessionId, asked);
+    await startedAgain(peer, host);
     await host.waitFor(() => peer.answers.length > 0, 'the answer to the revoked approval');
     expect(peer.answers).toEqual([
       { runId, body: { request_id: 'approve-toolu_01RM', approved: false, scope: 'once' } },

@@ -9,7 +9,7 @@ import { ManagedAgentsMapper } from '../../../server/sources/managed-agents/Mana
 import { FakeManagedAgentsPeer, type FakeEvent } from '../../fakes/FakeManagedAgentsPeer.ts';
 import { MemorySourceHost } from '../../fakes/MemorySourceHost.ts';
 import type { ToolDecision } from '../../../server/sources/Source.ts';
-import type { ApprovalDraft, EventDraft } from '../../../server/engine/eventDrafts.ts';
+import type { ApprovalDraft } from '../../../server/engine/eventDrafts.ts';
 
 const API_KEY = 'sk-ant-api03-test-0123456789abcdef';
 
@@ -63,6 +63,24 @@ async function setup(
   });
   cleanups.push(() => source.stop());
   return { s, peer, host, source, foreignId, sessionId: managedAgentsStudioSessionId(foreignId) };
+}
+
+/** A new bridge on the same studio (host) and API: a restart. */
+async function startedAgain(
+  peer: FakeManagedAgentsPeer,
+  host: MemorySourceHost,
+  foreignId: string,
+): Promise<ManagedAgentsSource> {
+  const again = new ManagedAgentsSource({
+    sessionIds: [foreignId],
+    apiKey: API_KEY,
+    baseUrl: peer.url,
+    logger: host.logger,
+    backoff: { initialMs: 20, maxMs: 80 },
+  });
+  cleanups.push(() => again.stop());
+  await again.start(host);
+  return again;
 }
 
 function decisionFor(
@@ -193,15 +211,7 @@ describe('ManagedAgentsSource', () => {
     await source.stop();
     // A new server: the same studio store (host), a new bridge that replays the history, which
     // now holds the confirmation; the API has no idempotency key, so the bridge must not resend.
-    const again = new ManagedAgentsSource({
-      sessionIds: [foreignId],
-      apiKey: API_KEY,
-      baseUrl: peer.url,
-      logger: host.logger,
-      backoff: { initialMs: 20, maxMs: 80 },
-    });
-    cleanups.push(() => again.stop());
-    await again.start(host);
+    const again = await startedAgain(peer, host, foreignId);
     await again.deliverDecision(decision);
     expect(
       peer.postedEvents(foreignId).filter((e) => e.type === 'user.tool_confirmation'),
@@ -252,26 +262,8 @@ describe('ManagedAgentsSource', () => {
     await host.waitFor(() => host.types(sessionId).includes('APPROVAL_REQUESTED'));
     const asked = decisionFor(host, sessionId, 'sevt_L006', false);
     await source.stop();
-    await host.append(sessionId, [
-      {
-        type: 'APPROVAL_DENIED',
-        runId: asked.runId,
-        approvalId: asked.approvalId,
-        toolCallId: asked.toolCallId,
-        argumentHash: asked.argumentHash,
-        status: 'REVOKED',
-        expiresAt: new Date(Date.now() + 60_000).toISOString(),
-      } as EventDraft,
-    ]);
-    const again = new ManagedAgentsSource({
-      sessionIds: [foreignId],
-      apiKey: API_KEY,
-      baseUrl: peer.url,
-      logger: host.logger,
-      backoff: { initialMs: 20, maxMs: 80 },
-    });
-    cleanups.push(() => again.stop());
-    await again.start(host);
+    await host.recordRevoked(sessionId, asked);
+    await startedAgain(peer, host, foreignId);
     await host.waitFor(
       () => peer.postedEvents(foreignId).some((e) => e.type === 'user.tool_confirmation'),
       'the deny to be sent',
