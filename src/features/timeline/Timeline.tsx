@@ -173,6 +173,35 @@ function scrollAnchoring(): boolean {
   );
 }
 
+/**
+ * The virtualizer's scroll observer (its default's behaviour: the offset on every `scroll`,
+ * "at rest" `isScrollingResetDelay` after the last one), except that a scroll the timeline made
+ * itself (`own`) is neither read nor reported.
+ */
+function observeScrollOffset(
+  instance: Virtualizer<HTMLDivElement, Element>,
+  report: (offset: number, isScrolling: boolean) => void,
+  own: () => boolean,
+): (() => void) | undefined {
+  const element = instance.scrollElement;
+  if (!element) return undefined;
+  let rest: ReturnType<typeof setTimeout> | undefined;
+  const onScroll = () => {
+    if (own()) return;
+    clearTimeout(rest);
+    rest = setTimeout(
+      () => report(element.scrollTop, false),
+      instance.options.isScrollingResetDelay,
+    );
+    report(element.scrollTop, true);
+  };
+  element.addEventListener('scroll', onScroll, { passive: true });
+  return () => {
+    clearTimeout(rest);
+    element.removeEventListener('scroll', onScroll);
+  };
+}
+
 /** Opens the live stream once the newest page is in: from its last event, as an observer. */
 function SessionEventStream({
   sessionId,
@@ -346,7 +375,28 @@ export function Timeline(props: TimelineProps) {
   // range need not wait for the scroll event that write causes a frame later.
   const virtualizerRef = useRef<Virtualizer<HTMLDivElement, Element> | null>(null);
   const isAtEnd = useCallback(() => virtualizerRef.current?.isAtEnd() ?? false, []);
-  const { following, setFollowing } = useFollowing(scrollRef, isAtEnd, !linkSeq);
+  const { following, followingRef, setFollowing } = useFollowing(scrollRef, isAtEnd, !linkSeq);
+  // Until this time a programmatic scroll is still landing (the virtualizer corrects over frames).
+  const commandUntil = useRef(0);
+  // The end offset the pin last put the view at (-1: not pinned; see the pin below).
+  const pinnedAt = useRef(-1);
+  // Whether a scroll event now is the timeline's own: while following, once pinned and with no
+  // scroll command landing, the view moves only by the pin's write or by the browser's scroll
+  // anchoring keeping the end (a reader's wheel, key, drag or touch has already turned following
+  // off before its scroll event arrives: useFollowing). The virtualizer holds that offset
+  // already (the pin sets it), so the event is not news: reading it back (scrollTop) would force
+  // a layout, and reporting it would render the timeline a second time in that frame.
+  const ownScroll = useCallback(
+    () => followingRef.current && pinnedAt.current >= 0 && performance.now() > commandUntil.current,
+    [followingRef],
+  );
+  const observeOffset = useCallback(
+    (
+      instance: Virtualizer<HTMLDivElement, Element>,
+      report: (offset: number, isScrolling: boolean) => void,
+    ) => observeScrollOffset(instance, report, ownScroll),
+    [ownScroll],
+  );
   const rangeExtractor = useCallback(
     (range: Range) => {
       const instance = virtualizerRef.current;
@@ -394,6 +444,7 @@ export function Timeline(props: TimelineProps) {
     overscan: 6,
     useFlushSync: false,
     rangeExtractor,
+    observeElementOffset: observeOffset,
   });
   virtualizerRef.current = virtualizer;
   const items = virtualizer.getVirtualItems();
@@ -402,8 +453,6 @@ export function Timeline(props: TimelineProps) {
   // the linked one. Until then no gap row counts as "in view", or page 0 would load for nothing.
   const [positioned, setPositioned] = useState(false);
   const positionedOnce = useRef(false);
-  // Until this time a programmatic scroll is still landing (the virtualizer corrects over frames).
-  const commandUntil = useRef(0);
   const command = useCallback((run: () => void) => {
     commandUntil.current = performance.now() + 400;
     run();
@@ -445,7 +494,6 @@ export function Timeline(props: TimelineProps) {
   // forced from script (the write forced one per commit, the largest item of a profile at
   // 1,000 events/s). The write stays for what anchoring does not cover: the first pin, a
   // changed viewport, the view not (yet) known to be at the end, and browsers without it.
-  const pinnedAt = useRef(-1);
   const anchoring = useMemo(scrollAnchoring, []);
   const scrollOffsetNow = virtualizer.scrollOffset ?? 0;
   const pinnedViewport = useRef(0);
@@ -466,8 +514,37 @@ export function Timeline(props: TimelineProps) {
       Math.abs(scrollOffsetNow - pinnedAt.current) < 1;
     pinnedAt.current = target;
     pinnedViewport.current = viewportHeight;
+    // The view is there now (written) or after this frame's layout (anchored): the virtualizer
+    // is told so here, as its scroll event for it is not read (ownScroll above).
+    virtualizer.scrollOffset = target;
     if (!anchored) element.scrollTo({ top: target });
-  }, [following, totalSize, viewportHeight, positioned, anchoring, scrollOffsetNow]);
+  }, [following, totalSize, viewportHeight, positioned, anchoring, scrollOffsetNow, virtualizer]);
+
+  // Anchoring is trusted, not read back: if the view ever is not at the end while following
+  // with no command landing (anchoring suppressed, a layout shift, the viewport shrinking), the
+  // sentinel leaves the scroller's view and this observer pins again. Intersection is computed
+  // after the frame's layout, so watching costs no layout of its own.
+  const sentinelRef = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const root = scrollRef.current;
+    const sentinel = sentinelRef.current;
+    if (!anchoring || !root || !sentinel || typeof IntersectionObserver === 'undefined')
+      return undefined;
+    const observer = new IntersectionObserver(
+      (entries) => {
+        const instance = virtualizerRef.current;
+        if (entries[entries.length - 1]?.isIntersecting !== false || !instance || !ownScroll())
+          return;
+        const target = endOffset(instance);
+        pinnedAt.current = target;
+        instance.scrollOffset = target;
+        root.scrollTo({ top: target });
+      },
+      { root },
+    );
+    observer.observe(sentinel);
+    return () => observer.disconnect();
+  }, [anchoring, ownScroll]);
 
   // Not following: keep what the reader looks at in place when rows change above it (a gap
   // replaced by its page, a page released, a chunk merged), since the virtualizer anchors only
@@ -779,7 +856,11 @@ export function Timeline(props: TimelineProps) {
             })}
           </div>
           {/* The scroll anchor while following (the feed is left out of anchor selection). */}
-          <div aria-hidden="true" style={{ height: 1, marginTop: -1, overflowAnchor: 'auto' }} />
+          <div
+            ref={sentinelRef}
+            aria-hidden="true"
+            style={{ height: 1, marginTop: -1, overflowAnchor: 'auto' }}
+          />
         </div>
         {!following && newEvents > 0 ? (
           <button
