@@ -2,6 +2,7 @@ import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
 import tailwindcss from '@tailwindcss/vite';
 import { precompress } from './scripts/precompress.ts';
+import { earlyOpenScript } from './src/app/earlyOpen.ts';
 
 const VENDOR = /node_modules\/(react|react-dom|scheduler|urql|@urql|wonka|graphql-ws|@0no-co)\//;
 
@@ -12,7 +13,10 @@ const VENDOR = /node_modules\/(react|react-dom|scheduler|urql|@urql|wonka|graphq
  *    boot, `src/app/startStudio.ts`): it carries no token, and the token goes nowhere before it
  *    answered;
  *  - on a `/sessions/…` address, `<link rel="modulepreload">` for the session screen's chunk
- *    and the chunks it imports, so they load beside the first chunk instead of after it ran.
+ *    and the chunks it imports, so they load beside the first chunk instead of after it ran;
+ *  - on a session's (or event's) address, once the config named the endpoint, the session
+ *    query and then the newest page's query, which the app's Client takes over
+ *    (`src/app/earlyOpen.ts`).
  * The other routes load their chunks on demand as before.
  */
 function earlyRoute(): Plugin {
@@ -42,20 +46,7 @@ function earlyRoute(): Plugin {
         const route = new Set<string>();
         walk(screen.fileName, route);
         const hrefs = [...route].filter((name) => !initial.has(name)).map((name) => `/${name}`);
-        const script = [
-          '(() => {',
-          "  window.__studioConfig = fetch('/studio-config.json', { cache: 'no-store' });",
-          '  window.__studioConfig.catch(() => undefined);',
-          "  if (!location.pathname.startsWith('/sessions/')) return;",
-          `  for (const href of ${JSON.stringify(hrefs)}) {`,
-          "    const link = document.createElement('link');",
-          "    link.rel = 'modulepreload';",
-          "    link.crossOrigin = '';",
-          '    link.href = href;',
-          '    document.head.appendChild(link);',
-          '  }',
-          '})();',
-        ].join('\n');
+        const script = earlyOpenScript(hrefs);
         // Before the stylesheet, which a classic script would otherwise wait for.
         const charset = '<meta charset="UTF-8" />';
         if (!html.includes(charset)) throw new Error('studio-early-route: no charset meta');

@@ -9,6 +9,8 @@ import {
   type BootProblem,
   type BootResult,
 } from './bootstrap.ts';
+import { earlyFetch, takeEarlyRequests } from './earlyFetch.ts';
+import type { EarlyRequests } from './earlyOpen.ts';
 import { openRouteEarly } from './openRouteEarly.ts';
 import { parseRoute } from './routes.ts';
 import { shareTokenWithNewTabs } from './tokenHandoff.ts';
@@ -47,7 +49,14 @@ export interface StudioStart {
  * the app's first render. Nothing carries the token before the config named where it goes, and
  * everything the early requests bring is written to Graphcache, which the screens read.
  */
-export function startStudio(options: { win?: Window; fetchImpl?: typeof fetch } = {}): StudioStart {
+export function startStudio(
+  options: {
+    win?: Window;
+    fetchImpl?: typeof fetch;
+    /** What index.html's inline script already asked for (earlyOpen.ts), for the Client. */
+    early?: EarlyRequests;
+  } = {},
+): StudioStart {
   const win = options.win ?? window;
   const fetchImpl = options.fetchImpl ?? fetch.bind(globalThis);
   let disposed = false;
@@ -89,6 +98,9 @@ export function startStudio(options: { win?: Window; fetchImpl?: typeof fetch } 
       token: prepared.token,
       onConnection: (status, detail) => connection.set({ status, detail }),
       onUnauthorized: () => studioRejected(),
+      ...(options.early
+        ? { fetch: earlyFetch(options.early, (input, init) => fetch(input, init)) }
+        : {}),
     });
     http = makeStudioHttp({ endpoint: prepared.endpoint, token: prepared.token });
     const opened = openRouteEarly(studio.client, parseRoute(win.location.pathname));
@@ -161,7 +173,7 @@ export function startStudioEarly(): void {
     }
     return fetch(input, init);
   };
-  early = startStudio({ fetchImpl });
+  early = startStudio({ fetchImpl, early: takeEarlyRequests(window) });
 }
 
 /** The boot `startStudioEarly` began, once (a second StudioRoot or a retry boots anew). */

@@ -30,6 +30,8 @@ export interface StudioClientOptions {
   webSocketImpl?: unknown;
   /** graphql-ws keepAlive ping period (ms). */
   keepAlive?: number;
+  /** The fetch queries and mutations go out through (default: the global one). */
+  fetch?: typeof fetch;
 }
 
 export interface StudioClient {
@@ -156,6 +158,7 @@ export function makeStudioClient(options: StudioClientOptions): StudioClient {
 
   const client: Client = new Client({
     url: endpoint,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
     fetchOptions: () => ({ headers: { Authorization: authorization } }),
     exchanges: [
       mapExchange({ onError }),

@@ -1,0 +1,146 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { EventPageQuery, PAGE_SIZE } from '../graphql/eventDocuments.ts';
+import { eventPage, logEvents, SESSION_ID } from '../test/fixtures.ts';
+import { makeSession } from '../test/studioFixtures.ts';
+import { TOKEN_KEY } from './bootstrap.ts';
+import { earlyOpenScript } from './earlyOpen.ts';
+import { startStudioEarly, takeEarlyStart, type StudioStart } from './startStudio.ts';
+
+const LAST = 2 * PAGE_SIZE + 3;
+
+interface Call {
+  what: string;
+  authorization: string | null;
+  body: string;
+}
+
+/** A server on fetch: the deploy config, the token check, the session and its pages. */
+function fakeServer(options: { configDelay?: Promise<void>; endpoint?: string | null } = {}) {
+  const calls: Call[] = [];
+  const json = (body: unknown, status = 200) =>
+    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+  const fetchImpl = vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
+    const url = String(input instanceof Request ? input.url : input);
+    const body = typeof init?.body === 'string' ? init.body : '';
+    // urql sends a query whose URL is short enough by GET.
+    const what = url.endsWith('/studio-config.json')
+      ? 'config'
+      : (/StudioTokenCheck|StudioSession|StudioEventPage/.exec(body || url)?.[0] ?? 'other');
+    calls.push({
+      what,
+      authorization: new Headers(init?.headers).get('authorization'),
+      body: body || url,
+    });
+    if (what === 'config') {
+      await options.configDelay;
+      return json({ graphqlEndpoint: options.endpoint ?? null });
+    }
+    if (what === 'StudioTokenCheck') return json({ data: { __typename: 'Query' } });
+    if (what === 'StudioSession')
+      return json({
+        data: { crowdyStudioAgentSession: makeSession({ lastEventSeq: String(LAST) }) },
+      });
+    if (what === 'StudioEventPage')
+      return json({ data: { studioEventPage: eventPage(2, logEvents(2 * PAGE_SIZE + 1, LAST)) } });
+    return json({ data: null });
+  });
+  return { calls, fetchImpl };
+}
+
+/** Runs the inline script exactly as index.html carries it. */
+function runInlineScript() {
+  new Function(earlyOpenScript(['/assets/SessionScreen.js']))();
+}
+
+let started: StudioStart | null = null;
+afterEach(() => {
+  started?.dispose();
+  started = null;
+  window.__studioEarly = undefined;
+  window.__studioConfig = undefined;
+  vi.unstubAllGlobals();
+  sessionStorage.clear();
+  window.history.replaceState(null, '', '/');
+  for (const link of document.head.querySelectorAll('link[rel="modulepreload"]')) link.remove();
+});
+
+describe("index.html's early requests", () => {
+  it('asks for the session and its newest page before the app runs, and the app takes both answers into Graphcache without asking again', async () => {
+    window.history.replaceState(null, '', `/sessions/${SESSION_ID}`);
+    sessionStorage.setItem(TOKEN_KEY, 'tok-1');
+    const server = fakeServer();
+    vi.stubGlobal('fetch', server.fetchImpl);
+    runInlineScript();
+    await window.__studioEarly?.done;
+    // Before any of the app's code: the config, then the session, then its newest page.
+    expect(server.calls.map((c) => c.what)).toEqual(['config', 'StudioSession', 'StudioEventPage']);
+    expect(server.calls[0]?.authorization).toBeNull();
+    for (const call of server.calls.slice(1)) expect(call.authorization).toBe('Bearer tok-1');
+
+    startStudioEarly();
+    started = takeEarlyStart();
+    const outcome = await started!.outcome;
+    if (!outcome.ok) throw new Error(`boot failed: ${outcome.problem.kind}`);
+    const page = await vi.waitFor(() => {
+      const read = outcome.parts.studio.client.readQuery(EventPageQuery, {
+        sessionId: SESSION_ID,
+        page: '2',
+        size: PAGE_SIZE,
+      });
+      const events = read?.data?.studioEventPage?.events;
+      if (!events) throw new Error('the page is not in Graphcache yet');
+      return events;
+    });
+    expect(page.map((event) => event.seq)).toEqual(
+      logEvents(2 * PAGE_SIZE + 1, LAST).map((event) => event.seq),
+    );
+    // One request each: the app's own session and page queries were answered by the early ones
+    // (same bodies), and the config was asked for once.
+    expect(server.calls.map((c) => c.what).sort()).toEqual(
+      ['config', 'StudioEventPage', 'StudioSession', 'StudioTokenCheck'].sort(),
+    );
+    expect(document.head.querySelector('link[rel="modulepreload"]')?.getAttribute('href')).toBe(
+      '/assets/SessionScreen.js',
+    );
+  });
+
+  it('sends nothing with the token before the config named the endpoint, and only there', async () => {
+    window.history.replaceState(null, '', `/sessions/${SESSION_ID}/events/5#token=tok-2`);
+    let configAnswered = () => undefined as void;
+    const server = fakeServer({
+      configDelay: new Promise((resolve) => (configAnswered = resolve)),
+      endpoint: 'https://studio.example/graphql',
+    });
+    vi.stubGlobal('fetch', server.fetchImpl);
+    runInlineScript();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(server.calls.map((c) => [c.what, c.authorization])).toEqual([['config', null]]);
+    configAnswered();
+    await window.__studioEarly?.done;
+    const sent = window.__studioEarly?.sent ?? [];
+    expect(sent.map((request) => request.endpoint)).toEqual([
+      'https://studio.example/graphql',
+      'https://studio.example/graphql',
+    ]);
+    for (const call of server.calls.slice(1)) expect(call.authorization).toBe('Bearer tok-2');
+    // The token stays out of every URL and body.
+    for (const call of server.calls) expect(call.body).not.toContain('tok-2');
+  });
+
+  it('asks for no data without a token, on other addresses, or for an endpoint that is not http(s)', async () => {
+    const server = fakeServer({ endpoint: 'javascript:alert(1)' });
+    vi.stubGlobal('fetch', server.fetchImpl);
+    window.history.replaceState(null, '', `/sessions/${SESSION_ID}`);
+    runInlineScript();
+    await window.__studioEarly?.done;
+    window.history.replaceState(null, '', '/inbox');
+    sessionStorage.setItem(TOKEN_KEY, 'tok-3');
+    runInlineScript();
+    window.history.replaceState(null, '', `/sessions/${SESSION_ID}/checkpoints`);
+    runInlineScript();
+    window.history.replaceState(null, '', `/sessions/${SESSION_ID}`);
+    runInlineScript();
+    await window.__studioEarly?.done;
+    expect(server.calls.map((c) => c.what)).toEqual(['config', 'config', 'config', 'config']);
+  });
+});
