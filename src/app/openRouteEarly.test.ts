@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { Operation } from '@urql/core';
-import { PAGE_SIZE } from '../graphql/eventDocuments.ts';
+import { EventPageQuery, PAGE_SIZE } from '../graphql/eventDocuments.ts';
 import { EventPageStore } from '../features/timeline/eventPageStore.ts';
 import { eventPage, logEvents, SESSION_ID } from '../test/fixtures.ts';
 import { makeSession } from '../test/studioFixtures.ts';
@@ -50,6 +50,13 @@ describe('openRouteEarly', () => {
     const early = openRouteEarly(test.client, { name: 'session', sessionId: SESSION_ID });
     await early.sent;
     expect(asked(test)).toEqual(['StudioSession', 'page 3']);
+    // Answered means written: the newest page reads from Graphcache without a request.
+    await early.answered;
+    expect(
+      test.client
+        .readQuery(EventPageQuery, { sessionId: SESSION_ID, page: '3', size: PAGE_SIZE })
+        ?.data?.studioEventPage?.events.map((event) => event.seq),
+    ).toEqual([String(LAST - 1), String(LAST)]);
 
     const store = new EventPageStore(test.client, SESSION_ID, (flush) => {
       queueMicrotask(flush);
@@ -83,6 +90,7 @@ describe('openRouteEarly', () => {
     const test = setup(false);
     const early = openRouteEarly(test.client, { name: 'session', sessionId: SESSION_ID });
     await early.sent;
+    await early.answered;
     expect(asked(test)).toEqual(['StudioSession']);
     early.close();
   });

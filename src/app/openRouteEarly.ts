@@ -17,6 +17,11 @@ export interface EarlyOpen {
    * else 'unknown'.
    */
   sent: Promise<'accepted' | 'unknown'>;
+  /**
+   * Settles once the newest page's answer is in Graphcache, or there will be none (no such
+   * session, another address, closed).
+   */
+  answered: Promise<void>;
   /** Lets go of what the screen has not taken over. */
   close(): void;
 }
@@ -31,35 +36,46 @@ export interface EarlyOpen {
  */
 export function openRouteEarly(client: Client, route: Route): EarlyOpen {
   if (route.name !== 'session' && route.name !== 'event')
-    return { sent: Promise.resolve('unknown'), close: () => undefined };
+    return {
+      sent: Promise.resolve('unknown'),
+      answered: Promise.resolve(),
+      close: () => undefined,
+    };
   const { sessionId } = route;
   const focusSeq = route.name === 'event' ? route.seq : null;
   let releasePages: (() => void) | null = null;
   let markSent: (how: 'accepted' | 'unknown') => void = () => undefined;
   const sent = new Promise<'accepted' | 'unknown'>((resolve) => (markSent = resolve));
+  let markAnswered: () => void = () => undefined;
+  const answered = new Promise<void>((resolve) => (markAnswered = resolve));
   const session = client.query(SessionQuery, { sessionId }).subscribe((result) => {
     if (releasePages) return;
     const last = result.data?.crowdyStudioAgentSession?.lastEventSeq;
     if (typeof last !== 'string') {
       // No such session, or it could not be read: the screen shows why.
-      if (!result.stale) markSent(result.error ? 'unknown' : 'accepted');
+      if (!result.stale) {
+        markSent(result.error ? 'unknown' : 'accepted');
+        markAnswered();
+      }
       return;
     }
     const pages = [newestPageOf(last)];
     if (focusSeq && BigInt(focusSeq) >= 1n && BigInt(focusSeq) <= BigInt(last))
       pages.push(pageOfSeq(focusSeq));
-    releasePages = prefetchEventPages(client, sessionId, pages);
+    releasePages = prefetchEventPages(client, sessionId, pages, markAnswered);
     markSent(result.operation.context.meta?.cacheOutcome === 'hit' ? 'unknown' : 'accepted');
   });
   // The session screen's own query holds the session from its first render on.
   const timer = setTimeout(() => session.unsubscribe(), PREFETCH_HOLD_MS);
   return {
     sent,
+    answered,
     close: () => {
       clearTimeout(timer);
       session.unsubscribe();
       releasePages?.();
       markSent('unknown');
+      markAnswered();
     },
   };
 }

@@ -19,6 +19,15 @@ import { waitForFirstContent } from './firstContent.ts';
 /** The longest the first render waits for the route's first request to be sent. */
 const EARLY_SEND_MAX_MS = 1_000;
 
+/**
+ * The longest the first render then waits for that request's answer (the newest page) to be in
+ * Graphcache. Mostly it is there already (index.html asked for it before the app's code
+ * loaded), and the shell and the timeline then render once with their rows and lay out once,
+ * instead of rendering an empty timeline, laying the page out, and doing both again a moment
+ * later (ARCHITECTURE.md, "Why this shape", round 8).
+ */
+const EARLY_ANSWER_MAX_MS = 100;
+
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** What the app renders with once the server accepted the token. */
@@ -123,6 +132,7 @@ export function startStudio(
       return checked;
     }
     await sent;
+    await Promise.race([opened.answered, delay(EARLY_ANSWER_MAX_MS)]);
     // A check that ends in a refusal after all (the token was revoked meanwhile) ends the boot.
     void check.then((late) => {
       if (!late.ok && late.problem.kind === 'rejectedToken') studioRejected();

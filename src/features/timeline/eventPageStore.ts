@@ -75,14 +75,31 @@ export function prefetchEventPages(
   client: Client,
   sessionId: string,
   pages: readonly string[],
+  /**
+   * Called once the first of `pages` has an answer (data or error) in the cache, or at once
+   * when that page was already being prefetched.
+   */
+  onFirstAnswered?: () => void,
 ): () => void {
   const mine = prefetchesOf(client, sessionId);
   const started: string[] = [];
-  for (const page of pages) {
-    if (mine.has(page)) continue;
+  let answered = false;
+  for (const [index, page] of pages.entries()) {
+    const first = index === 0 && onFirstAnswered;
+    if (mine.has(page)) {
+      if (first) {
+        answered = true;
+        onFirstAnswered();
+      }
+      continue;
+    }
     mine.set(
       page,
-      pageQuery(client, sessionId, page).subscribe(() => undefined),
+      pageQuery(client, sessionId, page).subscribe((result) => {
+        if (!first || answered || result.stale || (!result.data && !result.error)) return;
+        answered = true;
+        onFirstAnswered();
+      }),
     );
     started.push(page);
   }
