@@ -447,6 +447,55 @@ describe('Timeline following the end', () => {
     expect(screen.queryByRole('button', { name: /new events?/ })).toBeNull();
   });
 
+  it("reads back none of the scrolls it makes while following, yet stops at the reader's first", async () => {
+    const { test } = renderLive(logEvents(1, 40));
+    await screen.findByText('line 40');
+    await waitFor(() => expect(test.subscriptions()).toHaveLength(1));
+    await landed();
+    const element = region();
+    let reads = 0;
+    let proto: object | null = element;
+    let native: PropertyDescriptor | undefined;
+    while (proto && !native) {
+      native = Object.getOwnPropertyDescriptor(proto, 'scrollTop');
+      proto = Object.getPrototypeOf(proto) as object | null;
+    }
+    if (!native?.get || !native.set) throw new Error('no scrollTop accessor');
+    const { get, set } = native;
+    Object.defineProperty(element, 'scrollTop', {
+      configurable: true,
+      get(this: HTMLElement) {
+        reads += 1;
+        return get.call(this) as number;
+      },
+      set(this: HTMLElement, value: number) {
+        set.call(this, value);
+      },
+    });
+    // New rows, the pin's write and the scroll events it (or anchoring) causes: none is read.
+    pushBatch(test, logEvents(41, 80));
+    expect(await screen.findByText('line 80')).toBeTruthy();
+    act(() => {
+      fireEvent.scroll(element);
+      fireEvent.scroll(element);
+    });
+    pushBatch(test, logEvents(81, 90));
+    expect(await screen.findByText('line 90')).toBeTruthy();
+    expect(reads).toBe(0);
+
+    // The reader's wheel ends following before its scroll event, which is heard as theirs.
+    const readerTop = get.call(element) as number;
+    act(() => {
+      fireEvent.wheel(element, { deltaY: -300 });
+      element.scrollTop = readerTop - 300;
+      fireEvent.scroll(element);
+    });
+    pushBatch(test, logEvents(91, 93));
+    expect(await screen.findByRole('button', { name: '3 new events ↓' })).toBeTruthy();
+    expect(get.call(element)).toBe(readerTop - 300);
+    delete (element as unknown as Record<string, unknown>).scrollTop;
+  });
+
   it('stops following when the reader scrolls up, counts new events, and jumps back', async () => {
     const { test } = renderLive(logEvents(1, 40));
     await screen.findByText('line 40');
