@@ -3,7 +3,10 @@ import { EventPageQuery, PAGE_SIZE } from '../graphql/eventDocuments.ts';
 import { eventPage, logEvents, SESSION_ID } from '../test/fixtures.ts';
 import { makeSession } from '../test/studioFixtures.ts';
 import { TOKEN_KEY } from './bootstrap.ts';
-import { earlyOpenScript } from './earlyOpen.ts';
+import { parse, print } from 'graphql';
+import { SessionQuery } from '../features/sessions/documents.ts';
+import { compactQuery } from './earlyFetch.ts';
+import { earlyOpenScript, sentQueryText } from './earlyOpen.ts';
 import { startStudioEarly, takeEarlyStart, type StudioStart } from './startStudio.ts';
 
 const LAST = 2 * PAGE_SIZE + 3;
@@ -142,5 +145,16 @@ describe("index.html's early requests", () => {
     runInlineScript();
     await window.__studioEarly?.done;
     expect(server.calls.map((c) => c.what)).toEqual(['config', 'config', 'config', 'config']);
+  });
+
+  it('carries the queries short and still the same documents', () => {
+    for (const document of [SessionQuery, EventPageQuery]) {
+      const sent = sentQueryText(document);
+      const short = compactQuery(sent);
+      expect(short.length).toBeLessThan(sent.length * 0.9);
+      expect(print(parse(short))).toBe(print(parse(sent)));
+    }
+    // A text with a string in it is left alone (its spaces would matter).
+    expect(compactQuery('{ a(b: "x  y") }')).toBe('{ a(b: "x  y") }');
   });
 });

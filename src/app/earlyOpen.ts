@@ -9,7 +9,7 @@
  * the endpoint (the same rules as `loadEndpoint`: nothing carries the token before that, and
  * only to an http(s) endpoint), sends the session screen's `StudioSession` query and then the
  * newest page's `StudioEventPage` query with this tab's token in the Authorization header,
- * with exactly the bodies the app's urql Client sends for them. The responses are not read
+ * with the query texts the app's urql Client sends for them (without ignored whitespace). The responses are not read
  * into anything: the app's Client takes each one as the answer to its own identical request
  * (`earlyFetch`), so Graphcache writes them and the screens read them from it, and no second
  * request goes out.
@@ -19,6 +19,7 @@ import type { DocumentNode } from 'graphql';
 import { SessionQuery } from '../features/sessions/documents.ts';
 import { EventPageQuery, PAGE_SIZE } from '../graphql/eventDocuments.ts';
 import { TOKEN_KEY } from './bootstrap.ts';
+import { compactQuery } from './earlyFetch.ts';
 
 /** One request the inline script sent, to be taken over by the app's identical one. */
 export interface EarlyRequest {
@@ -134,8 +135,8 @@ export function earlyOpenScript(hrefs: string[]): string {
     hrefs,
     tokenKey: TOKEN_KEY,
     pageSize: PAGE_SIZE,
-    sessionQuery: sentQueryText(SessionQuery),
-    pageQuery: sentQueryText(EventPageQuery),
+    sessionQuery: compactQuery(sentQueryText(SessionQuery)),
+    pageQuery: compactQuery(sentQueryText(EventPageQuery)),
   };
   // `<` escaped so no string in it can close the script element.
   return `(${earlyOpen.toString()})(${JSON.stringify(cfg).replace(/</g, '\\u003c')});`;
