@@ -437,7 +437,10 @@ export function Timeline(props: TimelineProps) {
       if (shape !== null) sizeByShape.current.set(shape, size);
       return size;
     },
-    anchorTo: 'end',
+    // While following, the pin keeps the end; the virtualizer's own anchoring (the item at the
+    // view's top kept in place when an edge key changes, written with a scrollTo that forces
+    // a layout) is for the reader's view only.
+    anchorTo: following ? 'start' : 'end',
     // Following is this component's state (useFollowing), not a distance from the end.
     followOnAppend: false,
     scrollEndThreshold: 80,
