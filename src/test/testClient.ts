@@ -23,6 +23,7 @@ import {
   type Subject,
 } from 'wonka';
 import { makeCacheConfig } from '../graphql/cache.ts';
+import { asSent } from './fixtures.ts';
 
 export interface ScriptedAnswer {
   data?: Record<string, unknown> | null;
@@ -35,7 +36,10 @@ export interface TestClient {
   client: Client;
   /** Every operation that reached the transport (not served from cache), in order. */
   operations: Operation[];
-  /** Pushes a result to every open subscription whose root field is `field`. */
+  /**
+   * Pushes a result to every open subscription whose root field is `field`. A batch of fixture
+   * events (each embedding its call) goes out as the server sends it (fixtures.ts, `asSent`).
+   */
   push(field: string, data: Record<string, unknown>): void;
   /** Open subscriptions by operation key. */
   subscriptions(): Operation[];
@@ -108,7 +112,12 @@ export function makeTestClient(
   return {
     client,
     operations,
-    push(field, data) {
+    push(field, given) {
+      const batch = given[field] as { events?: unknown } | null | undefined;
+      const data =
+        field === 'studioAgentEventBatches' && batch && typeof batch === 'object'
+          ? { ...given, [field]: asSent(batch) }
+          : given;
       for (const { operation, subject } of open.values()) {
         if (rootField(operation) === field) subject.next(makeResult(operation, { data }));
       }
