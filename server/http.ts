@@ -23,6 +23,7 @@ import {
   sharedPayload,
   sharedPayloadReplacer,
   spliceSharedPayloads,
+  withJsonBytes,
 } from './schema/sharedPayloads.ts';
 import type { Engine } from './engine/Engine.ts';
 import type { Logger } from './logger.ts';
@@ -35,6 +36,11 @@ import { OriginPolicy } from './originPolicy.ts';
 import { makeStaticHandler } from './staticFiles.ts';
 
 const SCHEMA_FILE = new URL('../schema.graphql', import.meta.url);
+
+/** An HTTP operation: graphql-jit, the response body sent as bytes (sharedPayloads.ts, withJsonBytes). */
+async function httpExecute(args: ExecutionArgs): Promise<ExecutionResult> {
+  return withJsonBytes(await jitExecute(args));
+}
 
 export interface StudioHttpOptions {
   engine: Engine;
@@ -185,10 +191,10 @@ export function createStudioHttp(options: StudioHttpOptions): {
             if (result.length) setResult(result.map(limitCode));
           },
       },
-      // Compiled execution (graphql-jit) for queries and mutations over HTTP.
+      // Compiled execution (graphql-jit) for queries and mutations over HTTP, bodies as bytes.
       {
         onExecute: ({ setExecuteFn }: { setExecuteFn: (fn: never) => void }) =>
-          setExecuteFn(jitExecute as never),
+          setExecuteFn(httpExecute as never),
       },
     ],
     logging: {

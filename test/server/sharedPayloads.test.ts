@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GraphQLError } from 'graphql';
 import {
   BATCHES_SUBSCRIPTION,
+  HISTORY,
   appendMany,
   createSession,
   makeClient,
@@ -20,6 +21,7 @@ import {
   sharedPayload,
   sharedPayloadReplacer,
   spliceSharedPayloads,
+  withJsonBytes,
 } from '../../server/schema/sharedPayloads.ts';
 
 let h: Harness;
@@ -190,5 +192,69 @@ describe('graphql-ws results encoded once', () => {
       type: 'next',
       payload: { data: { x: null }, errors: [error.toJSON()] },
     });
+  });
+});
+
+describe('HTTP bodies as bytes', () => {
+  const post = (body: unknown) =>
+    fetch(h.httpUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${h.token}` },
+      body: JSON.stringify(body),
+    });
+
+  it.each([
+    { events: 40, label: 'ascii only' },
+    { events: 40, label: 'größer — 大きい 🎉' },
+  ])(
+    'sends a history page ($label) as the UTF-8 bytes of its JSON.stringify, Content-Length exact',
+    async ({ events, label }) => {
+      const session = await createSession(c, 'ASK');
+      await appendMany(h, session.sessionId, events, label);
+      const response = await post({
+        query: HISTORY,
+        variables: { sessionId: session.sessionId, afterSeq: '0', first: 200 },
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toMatch(/^application\/.*json; charset=utf-8$/);
+      const bytes = Buffer.from(await response.arrayBuffer());
+      expect(Number(response.headers.get('content-length'))).toBe(bytes.length);
+      const text = bytes.toString('utf8');
+      const parsed = JSON.parse(text) as {
+        data: { crowdyStudioAgentHistory: { events: { seq: string }[] } };
+      };
+      // The compact JSON.stringify of the result, byte for byte, in UTF-8 (not Latin-1).
+      expect(bytes.equals(Buffer.from(JSON.stringify(parsed), 'utf8'))).toBe(true);
+      expect(text).toContain(label);
+      expect(parsed.data.crowdyStudioAgentHistory.events.length).toBeGreaterThanOrEqual(events);
+    },
+  );
+
+  it('sends a result with errors as Yoga formats it: the code kept, no internal extensions', async () => {
+    const response = await post({
+      query: 'query { crowdyStudioAgentSession(sessionId: "ses_none") { sessionId } }',
+    });
+    const text = await response.text();
+    const payload = JSON.parse(text) as {
+      data: unknown;
+      errors: { path: string[]; extensions: Record<string, unknown> }[];
+    };
+    expect(text).toBe(JSON.stringify(payload));
+    expect(payload.errors).toHaveLength(1);
+    expect(payload.errors[0]!.path).toEqual(['crowdyStudioAgentSession']);
+    expect(payload.errors[0]!.extensions.code).toBe('AGENT_SESSION_NOT_FOUND');
+    expect(Object.keys(payload.errors[0]!.extensions)).not.toContain('http');
+    expect(Object.keys(payload.errors[0]!.extensions)).not.toContain('unexpected');
+  });
+
+  it('marks a result without changing its own fields', () => {
+    const result = { data: { greeting: 'grüß dich' } };
+    const marked = withJsonBytes(result) as typeof result & { stringify(v: unknown): Buffer };
+    expect(marked).toBe(result);
+    expect(Object.keys(marked)).toEqual(['data']);
+    expect(JSON.stringify(marked)).toBe('{"data":{"greeting":"grüß dich"}}');
+    const body = marked.stringify(marked);
+    expect(Buffer.isBuffer(body)).toBe(true);
+    expect(body.equals(Buffer.from('{"data":{"greeting":"grüß dich"}}', 'utf8'))).toBe(true);
   });
 });
