@@ -29,6 +29,20 @@ interface Wanted {
 /** The event types that embed a tool call (`studioToolCall`), by the id field they name it with. */
 const EMBEDS_TOOL_CALL: ReadonlySet<string> = new Set(['AgentToolEvent', 'AgentApprovalEvent']);
 
+/**
+ * The ids of the tool calls `events`' tool and approval events name, each once, in order of
+ * first mention: what a page's `studioToolCalls` lists.
+ */
+export function namedToolCallIds(
+  events: readonly { __typename?: unknown; toolCallId?: unknown }[],
+): string[] {
+  const ids = new Set<string>();
+  for (const event of events)
+    if (EMBEDS_TOOL_CALL.has(event.__typename as string) && typeof event.toolCallId === 'string')
+      ids.add(event.toolCallId);
+  return [...ids];
+}
+
 export class ExecutionReads {
   private readonly loaded = new Map<string, Promise<unknown>>();
   /** Records already read in this execution (null: no such record), for synchronous answers. */

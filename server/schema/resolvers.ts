@@ -21,7 +21,7 @@ import {
 } from './views.ts';
 import type { EventView, SessionView } from './views.ts';
 import { eventStream, sessionUpdates } from './subscriptions.ts';
-import { ExecutionReads, selectsToolCall } from './executionReads.ts';
+import { ExecutionReads, namedToolCallIds, selectsToolCall } from './executionReads.ts';
 import { searchEvents, type SearchEventsArgs } from './searchResolvers.ts';
 import { checkpointFileResolvers } from './checkpointFiles.ts';
 import { historyQueryResolvers } from './historyResolvers.ts';
@@ -665,6 +665,29 @@ function withCalls(
     );
 }
 
+/**
+ * The current state of each tool call a list of events names, once each, in order of first
+ * mention (`studioToolCalls` of a history page or a batch). Read through the same prefetch and
+ * per-execution memo as the events' own `studioToolCall`, so both give the same view object:
+ * the web documents select the whole call here once and only its key on each event.
+ */
+async function toolCallsOf(
+  parent: { events: EventView[] },
+  _a: Args,
+  ctx: StudioContext,
+  info: GraphQLResolveInfo,
+): Promise<unknown[]> {
+  if (!Array.isArray(parent.events)) return [];
+  const ids = namedToolCallIds(parent.events);
+  if (ids.length === 0) return [];
+  // A failed prefetch changes nothing: each call then reads (and fails) on its own.
+  await executionReads(ctx, info)
+    .prefetch(parent.events)
+    .catch(() => undefined);
+  const calls = await Promise.all(ids.map((id) => toolCallOnce(id, ctx, info)));
+  return calls.filter((call) => call !== null);
+}
+
 const linked = {
   StudioProject: {
     studioStartSource: (p: { projectId: string }, _a: Args, { engine }: StudioContext) =>
@@ -709,8 +732,8 @@ const linked = {
     studioToolCall: (a: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) =>
       toolCallOnce(a.toolCallId as string, ctx, info),
   },
-  AgentEventConnection: { events: withCalls },
-  StudioAgentEventBatch: { events: withCalls },
+  AgentEventConnection: { events: withCalls, studioToolCalls: toolCallsOf },
+  StudioAgentEventBatch: { events: withCalls, studioToolCalls: toolCallsOf },
   StudioEventPage: { events: withCalls },
   StudioToolCall: {
     studioCanAskAgain: (c: Obj, _a: Args, ctx: StudioContext, info: GraphQLResolveInfo) => {

@@ -148,7 +148,7 @@ describe('makeCacheConfig: studioAgentEventBatches', () => {
     expect(seqs(readPage(test, 0))).toEqual(['1', '2', '3', '4', '5', '6']);
   });
 
-  it('reads a written batch back without its events, which its page holds', async () => {
+  it('reads a written batch back without its events or calls, which pages and entities hold', async () => {
     const test = makeTestClient((operation) =>
       operation.kind === 'query'
         ? { data: { studioEventPage: eventPage(0, logEvents(1, 3)) } }
@@ -170,6 +170,7 @@ describe('makeCacheConfig: studioAgentEventBatches', () => {
           fromSeq: '4',
           throughSeq: '6',
           events: [],
+          studioToolCalls: [],
         },
       },
     ]);
@@ -269,6 +270,60 @@ describe('makeCacheConfig: studioAgentEventBatches', () => {
     const card = test.client.readQuery(ToolCallQuery, { toolCallId: done.toolCallId });
     expect(card?.data?.studioToolCall?.resultJson).toBe('{"ok":true}');
     expect(card?.data?.studioToolCall?.steps).toEqual(done.steps);
+  });
+
+  it('completes a call whose events carry only its key from the batch that lists it once', async () => {
+    const test = await setup({ 0: [lifecycleEvent(1)] });
+    const granted = approval({ status: 'GRANTED', approved: true });
+    const done = toolCall({
+      status: 'SUCCEEDED',
+      approval: granted,
+      resultJson: '{"ok":true}',
+      steps: [
+        {
+          __typename: 'StudioToolCallStep',
+          seq: '2',
+          type: 'TOOL_PROPOSED',
+          status: 'PROPOSED',
+          at: '2026-11-30T09:00:02.000Z',
+        },
+      ],
+    } as never);
+    const link = { __typename: 'StudioToolCall', toolCallId: done.toolCallId };
+    // Exactly the wire shape: three events name the call by key, the batch carries it once.
+    test.push('studioAgentEventBatches', {
+      studioAgentEventBatches: {
+        __typename: 'StudioAgentEventBatch',
+        sessionId: SESSION_ID,
+        fromSeq: '2',
+        throughSeq: '4',
+        events: [
+          { ...toolEvent(2, 'TOOL_PROPOSED', done), studioToolCall: link },
+          { ...approvalEvent(3, 'APPROVAL_GRANTED', done, granted), studioToolCall: link },
+          { ...toolEvent(4, 'TOOL_SUCCEEDED', done), studioToolCall: link },
+        ],
+        studioToolCalls: [done],
+      },
+    });
+    await flush();
+    const page = readPage(test, 0);
+    expect(seqs(page)).toEqual(['1', '2', '3', '4']);
+    for (const event of page?.events.slice(1) ?? []) {
+      if (event.__typename !== 'AgentToolEvent' && event.__typename !== 'AgentApprovalEvent')
+        throw new Error(`unexpected ${event.__typename}`);
+      expect(event.studioToolCall).toMatchObject({
+        toolCallId: done.toolCallId,
+        toolName: done.toolName,
+        status: 'SUCCEEDED',
+        safeSummary: done.safeSummary,
+        approval: { approvalId: granted.approvalId, status: 'GRANTED' },
+      });
+    }
+    const card = test.client.readQuery(ToolCallQuery, { toolCallId: done.toolCallId });
+    // The card's cache-first read is served whole (a partial entity would be no data).
+    const withoutTypenames = (value: unknown) =>
+      JSON.parse(JSON.stringify(value, (k, v: unknown) => (k === '__typename' ? undefined : v)));
+    expect(card?.data?.studioToolCall).toEqual(withoutTypenames(done));
   });
 
   it('moves the cached session currentClientEpoch forward, and leaves lastEventSeq to studioSessionUpdates', async () => {

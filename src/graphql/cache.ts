@@ -79,11 +79,19 @@ function noteApproval(progress: CallProgress, approvalId: unknown, status: unkno
     progress.approvals.set(approvalId, status);
 }
 
-function noteCallProgress(progress: CallProgress, events: readonly Row[]): void {
-  for (const event of events) {
+/**
+ * Notes what a batch says of its calls: each approval event's status, and each call's current
+ * state from the batch's `studioToolCalls` (the events link their calls by key only).
+ */
+function noteCallProgress(
+  progress: CallProgress,
+  events: readonly Row[],
+  calls: readonly Row[],
+): void {
+  for (const event of events)
     if (event.__typename === 'AgentApprovalEvent')
       noteApproval(progress, event.approvalEventId, event.approvalStatus);
-    const call = event.studioToolCall as Row | null | undefined;
+  for (const call of calls) {
     if (!call || typeof call.toolCallId !== 'string') continue;
     const approval = call.approval as Row | null | undefined;
     if (approval) noteApproval(progress, approval.approvalId, approval.status);
@@ -642,7 +650,8 @@ export function makeCacheConfig(): CacheExchangeOpts {
       // a batch was every event with its whole tool call (as costly as the write, for a result
       // nobody reads: the stream's hook only watches errors). The events live in their pages,
       // which the timeline reads; read back, a batch has none (ARCHITECTURE.md, "Why this shape").
-      StudioAgentEventBatch: { events: () => [] },
+      // The same for its calls: they live in their entities, which cards read by key.
+      StudioAgentEventBatch: { events: () => [], studioToolCalls: () => [] },
       // Entities read by key: a card asks for one tool call or question and gets the cached
       // entity that events keep current (the network only when it was never seen).
       Query: {
@@ -672,7 +681,10 @@ export function makeCacheConfig(): CacheExchangeOpts {
           const events = Array.isArray(batch?.events) ? (batch.events as Row[]) : [];
           const sessionId = typeof args.sessionId === 'string' ? args.sessionId : batch?.sessionId;
           if (typeof sessionId !== 'string' || events.length === 0) return;
-          noteCallProgress(progress, events);
+          const calls = Array.isArray(batch?.studioToolCalls)
+            ? (batch.studioToolCalls as Row[])
+            : [];
+          noteCallProgress(progress, events, calls);
           linkEventsIntoPages(cache, sessionId, events);
           unlinkUnheldPages(cache, sessionId);
           advanceSession(cache, sessionId, events);

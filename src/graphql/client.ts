@@ -129,7 +129,11 @@ export function makeStudioClient(options: StudioClientOptions): StudioClient {
       .toPromise();
     const page = result.data?.crowdyStudioAgentHistory;
     if (!page) throw result.error ?? new Error('History returned no data.');
-    return { events: page.events as Record<string, unknown>[], hasMore: page.hasMore };
+    return {
+      events: page.events as Record<string, unknown>[],
+      hasMore: page.hasMore,
+      studioToolCalls: page.studioToolCalls as Record<string, unknown>[],
+    };
   };
 
   const subscribe = (

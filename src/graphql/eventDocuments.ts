@@ -1,4 +1,4 @@
-import { EventFields, EventRowFields } from './eventFragments.ts';
+import { EventFields, EventRowFields, ToolCallFields } from './eventFragments.ts';
 import { graphql } from './graphql.ts';
 
 /**
@@ -40,7 +40,10 @@ export const EventPageQuery = graphql(
   [EventPageFields, EventRowFields],
 );
 
-/** Replay after `afterSeq`, then live, in batches. Observers pass no clientEpoch. */
+/**
+ * Replay after `afterSeq`, then live, in batches. Observers pass no clientEpoch. The events link
+ * their tool calls by key; `studioToolCalls` carries each named call's current state once.
+ */
 export const EventBatchesSubscription = graphql(
   `
     subscription StudioEventBatches($sessionId: String!, $afterSeq: BigInt!, $maxBatch: Int) {
@@ -51,13 +54,16 @@ export const EventBatchesSubscription = graphql(
         events {
           ...EventFields
         }
+        studioToolCalls {
+          ...ToolCallFields
+        }
       }
     }
   `,
-  [EventFields],
+  [EventFields, ToolCallFields],
 );
 
-/** History after a cursor, used to fill a gap in the live stream. */
+/** History after a cursor, used to fill a gap in the live stream (calls once, as in a batch). */
 export const EventHistoryQuery = graphql(
   `
     query StudioEventHistory($sessionId: String!, $afterSeq: BigInt, $first: Int) {
@@ -66,10 +72,13 @@ export const EventHistoryQuery = graphql(
         events {
           ...EventFields
         }
+        studioToolCalls {
+          ...ToolCallFields
+        }
       }
     }
   `,
-  [EventFields],
+  [EventFields, ToolCallFields],
 );
 
 /** The page a seq belongs to (seq 1..PAGE_SIZE is page 0), as a decimal string. */

@@ -45,9 +45,10 @@ export const ApprovalFields = graphql(`
 `);
 
 /**
- * The current state of one tool call (one entity per toolCallId). Every TOOL_* and APPROVAL_*
- * event embeds it, so each event refreshes the one card that renders it; the card, the inbox and
- * the restore request spread this same selection, so every write leaves the entity complete.
+ * The current state of one tool call (one entity per toolCallId). A history page and a live batch
+ * carry it once per call they name (`studioToolCalls`), so each page refreshes the one card that
+ * renders it; the card, the inbox and the restore request spread this same selection, so every
+ * write leaves the entity complete.
  */
 export const ToolCallFields = graphql(
   `
@@ -274,8 +275,11 @@ export const EventBaseFields = graphql(
 
 /**
  * One event as the wire carries it (the batch subscription, history): tool and approval events
- * embed the whole StudioToolCall, so each write leaves the call's entity complete and the one
- * card that renders it current.
+ * link their StudioToolCall by key only. The page or batch around them carries each call's whole
+ * current state once (`studioToolCalls { ...ToolCallFields }`, eventDocuments.ts), which
+ * Graphcache normalizes into the same entity the link points at, so the one card that renders
+ * it is complete and current. Embedded in every event, the call was 44% of a history page's
+ * bytes, mostly repeats (docs/ARCHITECTURE.md, "Why this shape").
  */
 export const EventFields = graphql(
   `
@@ -283,17 +287,19 @@ export const EventFields = graphql(
       ...EventBaseFields
       ... on AgentToolEvent {
         studioToolCall {
-          ...ToolCallFields
+          __typename
+          toolCallId
         }
       }
       ... on AgentApprovalEvent {
         studioToolCall {
-          ...ToolCallFields
+          __typename
+          toolCallId
         }
       }
     }
   `,
-  [EventBaseFields, ToolCallFields],
+  [EventBaseFields],
 );
 
 /**
@@ -341,7 +347,7 @@ export const EventRowFields = graphql(
 
 /** One event as the timeline reads it (a discriminated union on `__typename`). */
 export type StudioEvent = ResultOf<typeof EventRowFields>;
-/** One event as the wire carries it (every field of the embedded call). */
+/** One event as the wire carries it (its tool call by key only). */
 export type WireEvent = ResultOf<typeof EventFields>;
 /** A tool call's current state. */
 export type ToolCallState = ResultOf<typeof ToolCallFields>;

@@ -38,7 +38,7 @@ function harness(
     error: (error) => errors.push(error),
     complete: () => undefined,
   });
-  const send = (from: number, through: number) =>
+  const send = (from: number, through: number, studioToolCalls: Record<string, unknown>[] = []) =>
     sink?.next({
       data: {
         studioAgentEventBatches: {
@@ -46,6 +46,7 @@ function harness(
           fromSeq: String(from),
           throughSeq: String(through),
           events: logEvents(from, through),
+          studioToolCalls,
         },
       },
     });
@@ -56,10 +57,19 @@ function harness(
       ).studioAgentEventBatches.events.map((e) => e.seq),
     );
   const fail = (error: unknown) => sink?.error(error);
-  return { payloads, send, fail, seqsOf, received, errors, subscription };
+  const callsOf = () =>
+    received.map((r) =>
+      (
+        r.data as { studioAgentEventBatches: { studioToolCalls: Record<string, unknown>[] } }
+      ).studioAgentEventBatches.studioToolCalls.map(
+        (c) => `${String(c.toolCallId)}:${String(c.status)}`,
+      ),
+    );
+  return { payloads, send, fail, seqsOf, callsOf, received, errors, subscription };
 }
 
 const settle = () => new Promise((resolve) => setTimeout(resolve, 0));
+const at = (second: number) => new Date(Date.UTC(2026, 10, 30, 9, 0, second)).toISOString();
 
 describe('resumableEventBatches', () => {
   it('resends the last applied seq, not the starting one, when graphql-ws reconnects', async () => {
@@ -99,6 +109,27 @@ describe('resumableEventBatches', () => {
     expect(fetchHistory).toHaveBeenCalledWith('s', '4', 200);
     expect(h.seqsOf()).toEqual([['3', '4'], ['5', '6', '7', '8', '9', '10'], ['11']]);
   });
+
+  it('passes on the calls a gap fill brings with the batch that needed it', async () => {
+    const fetchHistory = vi.fn<FetchHistoryFn>(async (_sessionId, afterSeq) => ({
+      events: logEvents(Number(afterSeq) + 1, 7),
+      hasMore: false,
+      studioToolCalls: [
+        { toolCallId: 'gap', status: 'SUCCEEDED', updatedAt: at(9) },
+        { toolCallId: 'both', status: 'SUCCEEDED', updatedAt: at(9) },
+      ],
+    }));
+    const h = harness(fetchHistory);
+    // The batch was read before the gap: its state of `both` is older than History's.
+    h.send(8, 9, [
+      { toolCallId: 'both', status: 'RUNNING', updatedAt: at(8) },
+      { toolCallId: 'own', status: 'RUNNING', updatedAt: at(8) },
+    ]);
+    await settle();
+    await settle();
+    expect(h.seqsOf()).toEqual([['3', '4', '5', '6', '7', '8', '9']]);
+    expect(h.callsOf()).toEqual([['gap:SUCCEEDED', 'both:SUCCEEDED', 'own:RUNNING']]);
+  });
 });
 
 describe('resumableEventBatches merging', () => {
@@ -123,6 +154,23 @@ describe('resumableEventBatches merging', () => {
     const batch = (h.received[0]?.data as { studioAgentEventBatches: Record<string, unknown> })
       .studioAgentEventBatches;
     expect([batch.fromSeq, batch.throughSeq]).toEqual(['3', '9']);
+  });
+
+  it('merges the calls of batches passed on as one, each once at its newest state', async () => {
+    const h = merging();
+    h.send(3, 4, [
+      { toolCallId: 'a', status: 'PROPOSED', updatedAt: at(3) },
+      { toolCallId: 'b', status: 'RUNNING', updatedAt: at(4) },
+    ]);
+    h.send(5, 6, [
+      { toolCallId: 'c', status: 'PROPOSED', updatedAt: at(5) },
+      { toolCallId: 'a', status: 'SUCCEEDED', updatedAt: at(6) },
+    ]);
+    // A batch read earlier (another observer's, cached) carries an older state of b.
+    h.send(7, 7, [{ toolCallId: 'b', status: 'PROPOSED', updatedAt: at(2) }]);
+    await vi.advanceTimersByTimeAsync(MERGE_WINDOW_MS);
+    expect(h.seqsOf()).toEqual([['3', '4', '5', '6', '7']]);
+    expect(h.callsOf()).toEqual([['a:SUCCEEDED', 'b:RUNNING', 'c:PROPOSED']]);
   });
 
   it('passes a batch on by itself when nothing follows within the window', async () => {

@@ -18,12 +18,15 @@ export type SubscribeFn = (
   sink: ObserverLike<ExecutionResult>,
 ) => () => void;
 
-/** Reads History after a cursor (the events come back in seq order). */
+/**
+ * Reads History after a cursor (the events come back in seq order, with the current state of
+ * the calls they name in `studioToolCalls`, as a batch carries them).
+ */
 export type FetchHistoryFn = (
   sessionId: string,
   afterSeq: string,
   first: number,
-) => Promise<{ events: Row[]; hasMore: boolean }>;
+) => Promise<{ events: Row[]; hasMore: boolean; studioToolCalls?: readonly Row[] }>;
 
 const BATCH_FIELD = 'studioAgentEventBatches';
 
@@ -60,6 +63,27 @@ function seqOf(event: Row): bigint | null {
 }
 
 /**
+ * Adds `incoming` calls (a batch's or a history page's `studioToolCalls`) to `calls`, by
+ * toolCallId in order of first mention: a later state replaces an earlier one unless it is
+ * older (its updatedAt), so a merged write leaves every call at the newest state it carried.
+ */
+function mergeCalls(calls: Map<string, Row>, incoming: unknown): void {
+  if (!Array.isArray(incoming)) return;
+  for (const call of incoming as Row[]) {
+    if (!call || typeof call.toolCallId !== 'string') continue;
+    const known = calls.get(call.toolCallId);
+    if (
+      known &&
+      typeof known.updatedAt === 'string' &&
+      typeof call.updatedAt === 'string' &&
+      Date.parse(call.updatedAt) < Date.parse(known.updatedAt)
+    )
+      continue;
+    calls.set(call.toolCallId, call);
+  }
+}
+
+/**
  * Forwards a `studioAgentEventBatches` subscription so that it survives reconnects exactly:
  *
  * - the payload's `variables` is an enumerable getter, so when graphql-ws re-sends the payload
@@ -88,8 +112,17 @@ export function resumableEventBatches(
       let lastApplied = BigInt(String(variables.afterSeq));
       let closed = false;
       let queue: Promise<void> = Promise.resolve();
-      /** Events applied but not passed on yet, with the result that brought the first of them. */
-      let held: { result: ExecutionResult; data: Row; batch: Row; events: Row[] } | null = null;
+      /**
+       * Events applied but not passed on yet, with the result that brought the first of them and
+       * the calls they name (by toolCallId, the newest state each result carried).
+       */
+      let held: {
+        result: ExecutionResult;
+        data: Row;
+        batch: Row;
+        events: Row[];
+        calls: Map<string, Row>;
+      } | null = null;
       let cancelHeld: (() => void) | null = null;
       const later: ScheduleFn =
         schedule ??
@@ -104,7 +137,7 @@ export function resumableEventBatches(
         const merged = held;
         held = null;
         if (!merged || closed) return;
-        const { result, data, batch, events } = merged;
+        const { result, data, batch, events, calls } = merged;
         sink.next({
           ...result,
           data: {
@@ -114,14 +147,23 @@ export function resumableEventBatches(
               fromSeq: events[0]?.seq,
               throughSeq: events[events.length - 1]?.seq,
               events,
+              studioToolCalls: [...calls.values()],
             },
           },
         });
       };
 
-      const hold = (result: ExecutionResult, data: Row, batch: Row, events: Row[]) => {
-        if (held) held.events.push(...events);
-        else held = { result, data, batch, events };
+      const hold = (
+        result: ExecutionResult,
+        data: Row,
+        batch: Row,
+        events: Row[],
+        calls: Map<string, Row>,
+      ) => {
+        if (held) {
+          held.events.push(...events);
+          for (const call of calls.values()) mergeCalls(held.calls, [call]);
+        } else held = { result, data, batch, events, calls };
         if (mergeWindowMs <= 0 || held.events.length >= MERGE_MAX_EVENTS) release();
         else cancelHeld ??= later(release);
       };
@@ -133,12 +175,18 @@ export function resumableEventBatches(
         get: () => ({ ...variables, afterSeq: lastApplied.toString() }),
       });
 
-      const fillGap = async (after: bigint, before: bigint): Promise<Row[]> => {
+      /** The events in (after, before) from History, and the calls they name into `calls`. */
+      const fillGap = async (
+        after: bigint,
+        before: bigint,
+        calls: Map<string, Row>,
+      ): Promise<Row[]> => {
         const found: Row[] = [];
         let cursor = after;
         let stalls = 0;
         while (cursor + 1n < before && !closed && stalls < 2) {
           const page = await fetchHistory(sessionId, cursor.toString(), HISTORY_PAGE_MAX);
+          mergeCalls(calls, page.studioToolCalls);
           let progressed = false;
           for (const event of page.events) {
             const seq = seqOf(event);
@@ -170,12 +218,14 @@ export function resumableEventBatches(
             return x < y ? -1 : x > y ? 1 : 0;
           });
         const events: Row[] = [];
+        // The calls gap fills bring, then the batch's own (current when it was read).
+        const calls = new Map<string, Row>();
         let cursor = lastApplied;
         for (const event of incoming) {
           const seq = seqOf(event) as bigint;
           if (seq <= cursor) continue;
           if (seq > cursor + 1n) {
-            const missing = await fillGap(cursor, seq);
+            const missing = await fillGap(cursor, seq, calls);
             if (closed) return;
             events.push(...missing);
           }
@@ -184,7 +234,8 @@ export function resumableEventBatches(
         }
         if (events.length === 0) return;
         lastApplied = cursor;
-        hold(result, data as Row, batch, events);
+        mergeCalls(calls, batch.studioToolCalls);
+        hold(result, data as Row, batch, events, calls);
       };
 
       const enqueue = (task: () => Promise<void> | void) => {

@@ -11,6 +11,7 @@ import {
   buildSchema,
   execute,
   GraphQLError,
+  GraphQLObjectType,
   subscribe,
   validate,
   type ExecutionResult,
@@ -18,6 +19,7 @@ import {
 import { filter, make, merge, mergeMap, pipe, share, takeUntil, type Source } from 'wonka';
 import sdl from '../../schema.graphql?raw';
 import { makeCacheConfig } from '../graphql/cache.ts';
+import { namedToolCalls } from './fixtures.ts';
 
 /** A root field handler: receives the field's arguments, returns (or throws) like a resolver. */
 export type Handler = (args: Record<string, unknown>) => unknown;
@@ -34,6 +36,14 @@ export interface FakeStudio {
 }
 
 const schema = buildSchema(sdl);
+// A page's or batch's `studioToolCalls`, when a handler gives only events (each embedding its
+// call, as fixtures do): the calls they name, once each, as the server resolves it.
+for (const typename of ['AgentEventConnection', 'StudioAgentEventBatch']) {
+  const field = (schema.getType(typename) as GraphQLObjectType).getFields().studioToolCalls;
+  if (field)
+    field.resolve = (parent: { events?: unknown[]; studioToolCalls?: unknown[] }) =>
+      parent.studioToolCalls ?? namedToolCalls(parent.events ?? []);
+}
 
 /** A GraphQL error as the studio server sends it (`extensions.code`). */
 export function studioError(code: string, message: string = code): GraphQLError {

@@ -388,3 +388,37 @@ export function session(over: Record<string, unknown> = {}) {
     ...over,
   };
 }
+
+type Row = Record<string, unknown>;
+
+/**
+ * The tool calls `events` embed (fixtures give each tool and approval event its call), once
+ * each, in order of first mention, each at the last state an event gave it: what the server's
+ * `studioToolCalls` holds for them (it sends every call's current state).
+ */
+export function namedToolCalls(events: readonly unknown[]): Row[] {
+  const calls = new Map<string, Row>();
+  for (const event of events as Row[]) {
+    const call = event?.studioToolCall as Row | null | undefined;
+    if (call && typeof call.toolCallId === 'string') calls.set(call.toolCallId, call);
+  }
+  return [...calls.values()];
+}
+
+/**
+ * A batch (or history page) as the server sends it: tool and approval events link their call by
+ * key only, and `studioToolCalls` carries each named call once (namedToolCalls). One that has
+ * `studioToolCalls` already is the wire shape and is returned unchanged.
+ */
+export function asSent<T extends { events?: unknown }>(page: T): T & { studioToolCalls: Row[] } {
+  const given = page as T & { studioToolCalls?: Row[] };
+  if (Array.isArray(given.studioToolCalls) || !Array.isArray(page.events))
+    return given as T & { studioToolCalls: Row[] };
+  const events = (page.events as Row[]).map((event) => {
+    const call = event.studioToolCall as Row | null | undefined;
+    return call
+      ? { ...event, studioToolCall: { __typename: 'StudioToolCall', toolCallId: call.toolCallId } }
+      : event;
+  });
+  return { ...page, events, studioToolCalls: namedToolCalls(page.events as Row[]) };
+}

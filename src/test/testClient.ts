@@ -22,7 +22,9 @@ import {
   takeUntil,
   type Subject,
 } from 'wonka';
+import { print } from 'graphql';
 import { makeCacheConfig } from '../graphql/cache.ts';
+import { asSent } from './fixtures.ts';
 
 export interface ScriptedAnswer {
   data?: Record<string, unknown> | null;
@@ -35,7 +37,11 @@ export interface TestClient {
   client: Client;
   /** Every operation that reached the transport (not served from cache), in order. */
   operations: Operation[];
-  /** Pushes a result to every open subscription whose root field is `field`. */
+  /**
+   * Pushes a result to every open subscription whose root field is `field`. A batch of fixture
+   * events (each embedding its call) goes out as the server sends it (fixtures.ts, `asSent`) to
+   * a document that selects `studioToolCalls`.
+   */
   push(field: string, data: Record<string, unknown>): void;
   /** Open subscriptions by operation key. */
   subscriptions(): Operation[];
@@ -49,6 +55,16 @@ function rootField(operation: Operation): string | null {
     }
   }
   return null;
+}
+
+const selecting = new WeakMap<object, boolean>();
+function selectsToolCalls(operation: Operation): boolean {
+  let found = selecting.get(operation.query);
+  if (found === undefined) {
+    found = print(operation.query).includes('studioToolCalls');
+    selecting.set(operation.query, found);
+  }
+  return found;
 }
 
 export function makeTestClient(
@@ -108,9 +124,17 @@ export function makeTestClient(
   return {
     client,
     operations,
-    push(field, data) {
+    push(field, given) {
+      const batch = given[field] as { events?: unknown } | null | undefined;
+      const sent =
+        field === 'studioAgentEventBatches' && batch && typeof batch === 'object'
+          ? { ...given, [field]: asSent(batch) }
+          : given;
       for (const { operation, subject } of open.values()) {
-        if (rootField(operation) === field) subject.next(makeResult(operation, { data }));
+        if (rootField(operation) !== field) continue;
+        // As a server answers: only a document that selects studioToolCalls gets the wire shape.
+        const data = selectsToolCalls(operation) ? sent : given;
+        subject.next(makeResult(operation, { data }));
       }
     },
     subscriptions: () => [...open.values()].map((entry) => entry.operation),

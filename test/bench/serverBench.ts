@@ -250,7 +250,10 @@ async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
   row('stage: store.readEvents, pages of 200', each(readMs));
   row('stage: + eventView (payload JSON.parse, shaping)', each(viewMs));
   row('stage: graphql-jit execute, web app selection (incl. above)', each(full.executeMs));
-  row('stage:   same without studioToolCall', each(withoutToolCall.executeMs));
+  row(
+    'stage:   same without tool calls (link and studioToolCalls)',
+    each(withoutToolCall.executeMs),
+  );
   row('stage:   AgentEventBase fields only', each(baseOnly.executeMs));
   row('  (graphql-js execute of the same, not what the server runs)', each(graphqlJs.executeMs));
   row(

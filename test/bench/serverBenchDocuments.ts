@@ -49,20 +49,24 @@ export const HISTORY_QUERY = print(history);
 /** Replay after `afterSeq`, then live, in batches; no clientEpoch, so an observer (the web app's StudioEventBatches). */
 export const BATCHES_SUBSCRIPTION = print(onTheWire(EventBatchesSubscription));
 
-/** The same history page without `studioToolCall` on tool and approval events (for the cost breakdown). */
+/** Drops the tool calls: each event's `studioToolCall` link and the page's `studioToolCalls`. */
+const withoutCalls = {
+  Field: (field: { name: { value: string } }) =>
+    field.name.value === 'studioToolCall' || field.name.value === 'studioToolCalls'
+      ? null
+      : undefined,
+};
+
+/** The same history page without tool calls (no `studioToolCall` link, no `studioToolCalls`; for the cost breakdown). */
 export const HISTORY_QUERY_WITHOUT_TOOL_CALL = print(
-  withoutUnusedFragments(
-    visit(history, {
-      Field: (field) => (field.name.value === 'studioToolCall' ? null : undefined),
-    }),
-  ),
+  withoutUnusedFragments(visit(history, withoutCalls)),
 );
 
 /** The same history page with only `__typename` and the AgentEventBase fields (for the cost breakdown). */
 export const HISTORY_QUERY_BASE_ONLY = print(
   withoutUnusedFragments(
-    visit(history, {
-      // EventFields is EventBaseFields plus the whole tool call: keep only the spread, and of
+    visit(visit(history, withoutCalls), {
+      // EventFields is EventBaseFields plus the call's key: keep only the spread, and of
       // EventBaseFields only __typename and the AgentEventBase fields.
       FragmentDefinition(fragment) {
         const name = fragment.name.value;

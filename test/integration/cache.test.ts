@@ -213,6 +213,38 @@ describe('web data layer against the real server', () => {
       e.__typename === 'StudioLogEvent' ? [e.logMessage] : [],
     );
     expect(messages.slice(-2)).toEqual(['lost in transit', 'after the gap']);
+
+    // 3b. A lost batch that moved a call on: the gap fill's History page carries the call's
+    // state (its studioToolCalls), so the card's entity is current without any later event for it.
+    await server.engine.append(sessionId, [toolDraft('TOOL_PROPOSED', 'call-2', 'PROPOSED')]);
+    await until(
+      () => studio.client.readQuery(ToolCallByKey, { toolCallId: 'call-2' })?.data?.studioToolCall,
+      'call-2 proposed',
+    );
+    loss.dropNext = true;
+    await server.engine.append(sessionId, [toolDraft('TOOL_SUCCEEDED', 'call-2', 'SUCCEEDED')]);
+    await until(() => loss.dropped === 2, 'the dropped tool batch');
+    await server.engine.append(sessionId, [logDraft('after the tool gap')]);
+    await until(
+      () =>
+        readPage()?.events.some(
+          (e) => e.__typename === 'StudioLogEvent' && e.logMessage === 'after the tool gap',
+        ),
+      'the event after the tool gap',
+    );
+    expect(
+      studio.client.readQuery(ToolCallByKey, { toolCallId: 'call-2' })?.data?.studioToolCall,
+    ).toMatchObject({ toolCallId: 'call-2', status: 'SUCCEEDED', resultJson: '{"bytes":120}' });
+    const filled = readPage()?.events.find(
+      (e) =>
+        e.__typename === 'AgentToolEvent' &&
+        e.type === 'TOOL_SUCCEEDED' &&
+        e.toolEventCallId === 'call-2',
+    );
+    expect(filled?.__typename === 'AgentToolEvent' && filled.studioToolCall?.status).toBe(
+      'SUCCEEDED',
+    );
+
     const final = seqs();
     expect(final.map(Number)).toEqual(final.map((_, i) => i + 1));
 
