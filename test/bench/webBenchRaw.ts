@@ -6,7 +6,9 @@
  *    documents (the exact text urql sends, __typename included), JSON-parses them and keeps the
  *    events in one array;
  *  - speaks graphql-transport-ws itself on a WebSocket, subscribing to `studioAgentEventBatches`
- *    with the studio's selection set and variables, and appends each batch's new events;
+ *    with the studio's selection set and variables, and appends each batch's new events (a
+ *    batch links tool calls by key and carries each call's state once, in studioToolCalls: the
+ *    raw client keeps those in a Map by toolCallId, as any client of that shape must);
  *  - renders a windowed list of WINDOW fixed-height rows that follows the end: once per animation
  *    frame it sets the sizer's height, writes the rows' text and writes scrollTop from the
  *    array's length and a ResizeObserver-kept viewport height (never reading layout).
@@ -72,6 +74,8 @@ export function rawPageHtml(): string {
   const scroller = document.getElementById('scroller');
   const feed = document.getElementById('feed');
   const events = [];
+  /** Each tool call's newest state, by toolCallId, from the batches' studioToolCalls. */
+  const calls = new Map();
   let lastSeq = 0;
   let viewport = 0;
   let scheduled = false;
@@ -92,7 +96,10 @@ export function rawPageHtml(): string {
   const text = (e) => {
     const head = '#' + e.seq + ' ' + e.createdAt.slice(11, 23) + ' ' + e.type + ' ';
     if (e.logMessage !== undefined) return head + e.logLevel + ' ' + e.logMessage;
-    if (e.studioToolCall) return head + e.studioToolCall.toolName + ' ' + e.studioToolCall.status + ' ' + (e.studioToolCall.safeSummary || '');
+    // A batch links each call by key and carries its state once (studioToolCalls); a page
+    // embeds the row-sized call itself.
+    const call = e.studioToolCall && (calls.get(e.studioToolCall.toolCallId) || e.studioToolCall);
+    if (call) return head + call.toolName + ' ' + call.status + ' ' + (call.safeSummary || '');
     if (e.messageContent !== undefined) return head + e.messageRole + ' ' + e.messageContent.slice(0, 160);
     if (e.budgetSnapshot) return head + e.budgetSnapshot.dimensions.map((d) => d.name + ' ' + d.consumed + '/' + d.limit).join(', ');
     if (e.runStatus !== undefined) return head + e.runStatus;
@@ -130,7 +137,8 @@ export function rawPageHtml(): string {
     scheduled = true;
     requestAnimationFrame(render);
   }
-  const append = (list) => {
+  const append = (list, batchCalls) => {
+    if (batchCalls) for (const c of batchCalls) calls.set(c.toolCallId, c);
     let added = false;
     for (const e of list) {
       const seq = Number(e.seq);
@@ -165,7 +173,7 @@ export function rawPageHtml(): string {
         } }));
       } else if (msg.type === 'next') {
         const batch = msg.payload.data && msg.payload.data.studioAgentEventBatches;
-        if (batch) append(batch.events);
+        if (batch) append(batch.events, batch.studioToolCalls);
       } else if (msg.type === 'ping') {
         ws.send(JSON.stringify({ type: 'pong' }));
       } else if (msg.type === 'error') {
