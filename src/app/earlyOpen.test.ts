@@ -1,54 +1,18 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { EventPageQuery, PAGE_SIZE } from '../graphql/eventDocuments.ts';
-import { eventPage, logEvents, SESSION_ID } from '../test/fixtures.ts';
-import { makeSession } from '../test/studioFixtures.ts';
+import { logEvents, SESSION_ID } from '../test/fixtures.ts';
 import { TOKEN_KEY } from './bootstrap.ts';
+import { BOOT_LAST_SEQ, fakeBootServer } from '../test/fakeBootServer.ts';
 import { parse, print } from 'graphql';
 import { SessionQuery } from '../features/sessions/documents.ts';
 import { compactQuery } from './earlyFetch.ts';
 import { earlyOpenScript, sentQueryText } from './earlyOpen.ts';
 import { startStudioEarly, takeEarlyStart, type StudioStart } from './startStudio.ts';
 
-const LAST = 2 * PAGE_SIZE + 3;
-
-interface Call {
-  what: string;
-  authorization: string | null;
-  body: string;
-}
+const LAST = BOOT_LAST_SEQ;
 
 /** A server on fetch: the deploy config, the token check, the session and its pages. */
-function fakeServer(options: { configDelay?: Promise<void>; endpoint?: string | null } = {}) {
-  const calls: Call[] = [];
-  const json = (body: unknown, status = 200) =>
-    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-  const fetchImpl = vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = String(input instanceof Request ? input.url : input);
-    const body = typeof init?.body === 'string' ? init.body : '';
-    // urql sends a query whose URL is short enough by GET.
-    const what = url.endsWith('/studio-config.json')
-      ? 'config'
-      : (/StudioTokenCheck|StudioSession|StudioEventPage/.exec(body || url)?.[0] ?? 'other');
-    calls.push({
-      what,
-      authorization: new Headers(init?.headers).get('authorization'),
-      body: body || url,
-    });
-    if (what === 'config') {
-      await options.configDelay;
-      return json({ graphqlEndpoint: options.endpoint ?? null });
-    }
-    if (what === 'StudioTokenCheck') return json({ data: { __typename: 'Query' } });
-    if (what === 'StudioSession')
-      return json({
-        data: { crowdyStudioAgentSession: makeSession({ lastEventSeq: String(LAST) }) },
-      });
-    if (what === 'StudioEventPage')
-      return json({ data: { studioEventPage: eventPage(2, logEvents(2 * PAGE_SIZE + 1, LAST)) } });
-    return json({ data: null });
-  });
-  return { calls, fetchImpl };
-}
+const fakeServer = fakeBootServer;
 
 /** Runs the inline script exactly as index.html carries it. */
 function runInlineScript() {

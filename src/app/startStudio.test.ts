@@ -1,47 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { PAGE_SIZE } from '../graphql/eventDocuments.ts';
-import { eventPage, logEvents, SESSION_ID } from '../test/fixtures.ts';
-import { makeSession } from '../test/studioFixtures.ts';
+import { SESSION_ID } from '../test/fixtures.ts';
 import { TOKEN_KEY } from './bootstrap.ts';
+import { fakeBootServer } from '../test/fakeBootServer.ts';
 import { startStudio, type StudioStart } from './startStudio.ts';
 
-const LAST = 2 * PAGE_SIZE + 3;
-
-interface Call {
-  what: string;
-  authorization: string | null;
-}
-
 /** A server on fetch: the deploy config, the token check, the session and its pages. */
-function fakeServer(options: { reject?: boolean; configDelay?: Promise<void> } = {}) {
-  const calls: Call[] = [];
-  const json = (body: unknown, status = 200) =>
-    new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
-  const fetchImpl = vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = String(input instanceof Request ? input.url : input);
-    const authorization = new Headers(init?.headers).get('authorization');
-    const text = `${url} ${typeof init?.body === 'string' ? init.body : ''}`;
-    const what = url.endsWith('/studio-config.json')
-      ? 'config'
-      : (/StudioTokenCheck|StudioSession|StudioEventPage/.exec(decodeURIComponent(text))?.[0] ??
-        'other');
-    calls.push({ what, authorization });
-    if (what === 'config') {
-      await options.configDelay;
-      return json({ graphqlEndpoint: null });
-    }
-    if (options.reject) return json({ errors: [{ message: 'unauthenticated' }] }, 401);
-    if (what === 'StudioTokenCheck') return json({ data: { __typename: 'Query' } });
-    if (what === 'StudioSession')
-      return json({
-        data: { crowdyStudioAgentSession: makeSession({ lastEventSeq: String(LAST) }) },
-      });
-    if (what === 'StudioEventPage')
-      return json({ data: { studioEventPage: eventPage(2, logEvents(2 * PAGE_SIZE + 1, LAST)) } });
-    return json({ data: null });
-  });
-  return { calls, fetchImpl };
-}
+const fakeServer = fakeBootServer;
 
 let started: StudioStart | null = null;
 afterEach(() => {
@@ -65,7 +29,7 @@ describe('startStudio on a session address', () => {
     await vi.waitFor(() => expect(server.calls.map((c) => c.what)).toEqual(['config']));
     // Nothing else leaves while the config is out, and the config carries no token.
     await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(server.calls).toEqual([{ what: 'config', authorization: null }]);
+    expect(server.calls.map((c) => [c.what, c.authorization])).toEqual([['config', null]]);
     configAnswered();
 
     const outcome = await started.outcome;

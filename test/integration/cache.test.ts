@@ -17,6 +17,7 @@ import {
   PAGE_SIZE,
 } from '../../src/graphql/eventDocuments.ts';
 import { graphql } from '../../src/graphql/graphql.ts';
+import { readToolDraft as toolDraft } from '../server/harness.ts';
 
 const ToolCallByKey = graphql(`
   query IntegrationToolCall($toolCallId: String!) {
@@ -78,27 +79,6 @@ async function until<T>(
   }
 }
 
-const hash = (c: string) => `sha256:${c.repeat(64)}`;
-
-function toolDraft(
-  type: 'TOOL_PROPOSED' | 'TOOL_DISPATCHED' | 'TOOL_SUCCEEDED',
-  toolCallId: string,
-  status: 'PROPOSED' | 'DISPATCHED' | 'SUCCEEDED',
-): EventDraft {
-  return {
-    type,
-    runId: null,
-    toolCallId,
-    toolName: 'workspace.file.read',
-    toolVersion: '1.0.0',
-    status,
-    safeSummary: `Read README.md (${toolCallId})`,
-    argumentHash: hash('a'),
-    executor: 'SERVER',
-    ...(status === 'SUCCEEDED' ? { resultJson: '{"bytes":120}' } : {}),
-  };
-}
-
 function logDraft(message: string): EventDraft {
   return { type: 'STUDIO_LOG', level: 'INFO', message, origin: 'integration' } as EventDraft;
 }
@@ -142,7 +122,7 @@ describe('web data layer against the real server', () => {
   const seqs = () => readPage()?.events.map((event) => event.seq) ?? [];
 
   it('streams events into the newest page, one StudioToolCall entity per call, no duplicates, gaps filled', async () => {
-    await server.engine.append(sessionId, [toolDraft('TOOL_PROPOSED', 'call-1', 'PROPOSED')]);
+    await server.engine.append(sessionId, [toolDraft('TOOL_PROPOSED', 'call-1')]);
     const first = await studio.client
       .query(EventPageQuery, { sessionId, page: '0', size: PAGE_SIZE })
       .toPromise();
@@ -157,8 +137,8 @@ describe('web data layer against the real server', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
 
     // 1. Every event for call-1 updates the one entity the first event links to.
-    await server.engine.append(sessionId, [toolDraft('TOOL_DISPATCHED', 'call-1', 'DISPATCHED')]);
-    await server.engine.append(sessionId, [toolDraft('TOOL_SUCCEEDED', 'call-1', 'SUCCEEDED')]);
+    await server.engine.append(sessionId, [toolDraft('TOOL_DISPATCHED', 'call-1')]);
+    await server.engine.append(sessionId, [toolDraft('TOOL_SUCCEEDED', 'call-1')]);
     await until(() => seqs().length === loaded.length + 2, 'the two tool events in the page');
     const proposed = readPage()?.events.find((event) => event.type === 'TOOL_PROPOSED');
     expect(proposed?.__typename).toBe('AgentToolEvent');
@@ -171,7 +151,7 @@ describe('web data layer against the real server', () => {
     expect(byKey).toMatchObject({
       toolCallId: 'call-1',
       status: 'SUCCEEDED',
-      resultJson: '{"bytes":120}',
+      resultJson: '{"bytes":120,"call":"call-1"}',
     });
 
     // 2. A second stream replaying everything from the start delivers duplicates: none is linked twice.
@@ -216,13 +196,13 @@ describe('web data layer against the real server', () => {
 
     // 3b. A lost batch that moved a call on: the gap fill's History page carries the call's
     // state (its studioToolCalls), so the card's entity is current without any later event for it.
-    await server.engine.append(sessionId, [toolDraft('TOOL_PROPOSED', 'call-2', 'PROPOSED')]);
+    await server.engine.append(sessionId, [toolDraft('TOOL_PROPOSED', 'call-2')]);
     await until(
       () => studio.client.readQuery(ToolCallByKey, { toolCallId: 'call-2' })?.data?.studioToolCall,
       'call-2 proposed',
     );
     loss.dropNext = true;
-    await server.engine.append(sessionId, [toolDraft('TOOL_SUCCEEDED', 'call-2', 'SUCCEEDED')]);
+    await server.engine.append(sessionId, [toolDraft('TOOL_SUCCEEDED', 'call-2')]);
     await until(() => loss.dropped === 2, 'the dropped tool batch');
     await server.engine.append(sessionId, [logDraft('after the tool gap')]);
     await until(
@@ -234,7 +214,11 @@ describe('web data layer against the real server', () => {
     );
     expect(
       studio.client.readQuery(ToolCallByKey, { toolCallId: 'call-2' })?.data?.studioToolCall,
-    ).toMatchObject({ toolCallId: 'call-2', status: 'SUCCEEDED', resultJson: '{"bytes":120}' });
+    ).toMatchObject({
+      toolCallId: 'call-2',
+      status: 'SUCCEEDED',
+      resultJson: '{"bytes":120,"call":"call-2"}',
+    });
     const filled = readPage()?.events.find(
       (e) =>
         e.__typename === 'AgentToolEvent' &&

@@ -7,9 +7,15 @@
 import { formatDocument } from '@urql/core';
 import { print, type DocumentNode } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventDraft } from '../../server/engine/eventDrafts.ts';
 import { EventBatchesSubscription, EventHistoryQuery } from '../../src/graphql/eventDocuments.ts';
-import { collectRaw, logDraft, makeClient, startHarness, waitUntil } from './harness.ts';
+import {
+  collectRaw,
+  logDraft,
+  makeClient,
+  readToolDraft as toolDraft,
+  startHarness,
+  waitUntil,
+} from './harness.ts';
 import type { Harness, StudioClient } from './harness.ts';
 
 const onTheWire = (document: unknown) =>
@@ -38,28 +44,6 @@ interface Call {
 interface Page {
   events: Row[];
   studioToolCalls: Call[];
-}
-
-const hash = (c: string) => `sha256:${c.repeat(64)}`;
-
-function toolDraft(
-  type: 'TOOL_PROPOSED' | 'TOOL_DISPATCHED' | 'TOOL_SUCCEEDED',
-  toolCallId: string,
-): EventDraft {
-  const status = type === 'TOOL_PROPOSED' ? 'PROPOSED' : type.slice('TOOL_'.length);
-  return {
-    type,
-    runId: null,
-    toolCallId,
-    toolName: 'workspace.file.read',
-    toolVersion: '1.0.0',
-    status,
-    safeSummary: `Read README.md (${toolCallId})`,
-    argumentHash: hash('a'),
-    argumentsJson: `{"path":"README.md","call":"${toolCallId}"}`,
-    executor: 'SERVER',
-    ...(status === 'SUCCEEDED' ? { resultJson: `{"bytes":120,"call":"${toolCallId}"}` } : {}),
-  } as EventDraft;
 }
 
 let h: Harness;

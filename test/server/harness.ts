@@ -864,6 +864,30 @@ export function sortedFiles(files: readonly CheckpointFile[]): CheckpointFile[] 
 // ---------------------------------------------------------------------------------------------
 
 /** A STUDIO_LOG draft whose message identifies it, so order can be checked end to end. */
+/**
+ * One step of a server-side read of README.md, tool call `toolCallId` (status from the type);
+ * its arguments and result name the call, so each call's JSON is its own.
+ */
+export function readToolDraft(
+  type: 'TOOL_PROPOSED' | 'TOOL_DISPATCHED' | 'TOOL_SUCCEEDED',
+  toolCallId: string,
+): EventDraft {
+  const status = type === 'TOOL_PROPOSED' ? 'PROPOSED' : type.slice('TOOL_'.length);
+  return {
+    type,
+    runId: null,
+    toolCallId,
+    toolName: 'workspace.file.read',
+    toolVersion: '1.0.0',
+    status,
+    safeSummary: `Read README.md (${toolCallId})`,
+    argumentHash: `sha256:${'a'.repeat(64)}`,
+    argumentsJson: `{"path":"README.md","call":"${toolCallId}"}`,
+    executor: 'SERVER',
+    ...(status === 'SUCCEEDED' ? { resultJson: `{"bytes":120,"call":"${toolCallId}"}` } : {}),
+  } as EventDraft;
+}
+
 export function logDraft(message: string): EventDraft {
   return { type: 'STUDIO_LOG', level: 'info', message, origin: 'test' };
 }
