@@ -6,7 +6,6 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { readFileSync } from 'node:fs';
 import { WebSocketServer } from 'ws';
 import type WebSocket from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
@@ -29,13 +28,12 @@ import type { Engine } from './engine/Engine.ts';
 import type { Logger } from './logger.ts';
 import { Credentials, isAuthorized } from './auth.ts';
 import { makeResolvers } from './schema/resolvers.ts';
+import { studioTypeDefs } from './schema/studioSchema.ts';
 import type { StudioContext } from './schema/resolvers.ts';
 import { CONTRACT_VERSION } from '../protocol/contract.ts';
 import { REQUEST_LIMITS } from './limits.ts';
 import { OriginPolicy } from './originPolicy.ts';
 import { makeStaticHandler } from './staticFiles.ts';
-
-const SCHEMA_FILE = new URL('../schema.graphql', import.meta.url);
 
 /** An HTTP operation: graphql-jit, the response body sent as bytes (sharedPayloads.ts, withJsonBytes). */
 async function httpExecute(args: ExecutionArgs): Promise<ExecutionResult> {
@@ -134,7 +132,7 @@ export function createStudioHttp(options: StudioHttpOptions): {
     allowedOrigins: options.allowedOrigins ?? [],
   });
   const schema = createSchema<StudioContext>({
-    typeDefs: readFileSync(SCHEMA_FILE, 'utf8'),
+    typeDefs: studioTypeDefs(),
     resolvers: makeResolvers(),
   });
   const limitCode = (error: GraphQLError) =>

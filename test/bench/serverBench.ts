@@ -13,7 +13,7 @@
  * BENCH_PROFILE=1 profiles the server thread per phase (summary printed, .cpuprofile files kept
  * in BENCH_PROFILE_DIR, default the working directory).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -27,6 +27,7 @@ import { startPostgres } from '../support/postgres.ts';
 import type { PostgresCluster } from '../support/postgres.ts';
 import type { StudioServer } from '../../server/app.ts';
 import { makeResolvers } from '../../server/schema/resolvers.ts';
+import { studioTypeDefs } from '../../server/schema/studioSchema.ts';
 import type { StudioContext } from '../../server/schema/resolvers.ts';
 import { eventView } from '../../server/schema/views.ts';
 import { jitExecute } from '../../server/schema/execution.ts';
@@ -156,7 +157,7 @@ function replayRows(label: string, p: Phase<ReplayResult>, expected: number): vo
 async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
   const reads = server.engine.reads;
   const schema = createSchema<StudioContext>({
-    typeDefs: readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'),
+    typeDefs: studioTypeDefs(),
     resolvers: makeResolvers(),
   });
   const pages = async (fn: (afterSeq: bigint) => Promise<bigint>) => {

@@ -7,7 +7,7 @@
  * holds on a machine shared with other work, where wall-clock figures swing with the load.
  * Env: BENCH_EVENTS (default 30000), BENCH_ROUNDS (3; the best round is printed too).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { execSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,6 +16,7 @@ import { parse } from 'graphql';
 import { createSchema } from 'graphql-yoga';
 import { startStudioServer } from '../../server/app.ts';
 import { makeResolvers } from '../../server/schema/resolvers.ts';
+import { studioTypeDefs } from '../../server/schema/studioSchema.ts';
 import type { StudioContext } from '../../server/schema/resolvers.ts';
 import { jitExecute } from '../../server/schema/execution.ts';
 import { BENCH_SESSION_ID, ServerBenchSource, benchDrafts, take } from './serverBenchDrafts.ts';
@@ -67,7 +68,7 @@ try {
   );
   const lastSeq = BigInt((await source.live.findSession(BENCH_SESSION_ID))!.lastEventSeq);
   const schema = createSchema<StudioContext>({
-    typeDefs: readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'),
+    typeDefs: studioTypeDefs(),
     resolvers: makeResolvers(),
   });
   const document = parse(HISTORY_QUERY);
