@@ -6,6 +6,7 @@
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { readFileSync } from 'node:fs';
 import { WebSocketServer } from 'ws';
 import type WebSocket from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
@@ -34,6 +35,8 @@ import { CONTRACT_VERSION } from '../protocol/contract.ts';
 import { REQUEST_LIMITS } from './limits.ts';
 import { OriginPolicy } from './originPolicy.ts';
 import { makeStaticHandler } from './staticFiles.ts';
+
+const SCHEMA_FILE = new URL('../schema.graphql', import.meta.url);
 
 /** An HTTP operation: graphql-jit, the response body sent as bytes (sharedPayloads.ts, withJsonBytes). */
 async function httpExecute(args: ExecutionArgs): Promise<ExecutionResult> {
@@ -132,7 +135,7 @@ export function createStudioHttp(options: StudioHttpOptions): {
     allowedOrigins: options.allowedOrigins ?? [],
   });
   const schema = createSchema<StudioContext>({
-    typeDefs: studioTypeDefs(),
+    typeDefs: studioTypeDefs(readFileSync(SCHEMA_FILE, 'utf8')),
     resolvers: makeResolvers(),
   });
   const limitCode = (error: GraphQLError) =>

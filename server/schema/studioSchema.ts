@@ -14,19 +14,19 @@
  * V8 interns a name once and keeps the string it met first, so a two-byte parse of the same
  * names earlier in the process (test/server/studioSchema.test.ts shows it) would win.
  */
-import { readFileSync } from 'node:fs';
 import { Kind, parse, visit } from 'graphql';
 import type { DocumentNode, NameNode } from 'graphql';
-
-const SCHEMA_FILE = new URL('../../schema.graphql', import.meta.url);
 
 /** A one-byte copy of an ASCII string (a GraphQL name): the same characters. */
 export function oneByte(text: string): string {
   return Buffer.from(text, 'latin1').toString('latin1');
 }
 
-/** schema.graphql (or `text`, an SDL) parsed, each name a one-byte string. */
-export function studioTypeDefs(text = readFileSync(SCHEMA_FILE, 'utf8')): DocumentNode {
+/**
+ * An SDL text (schema.graphql's, which the caller reads: the file's path is relative to the
+ * server's entry, server/http.ts, as bundled into dist-server/) parsed, each name one-byte.
+ */
+export function studioTypeDefs(text: string): DocumentNode {
   const document = parse(text, { noLocation: true });
   return visit(document, {
     [Kind.NAME]: (node: NameNode): NameNode => ({ ...node, value: oneByte(node.value) }),

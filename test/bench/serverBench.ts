@@ -13,7 +13,7 @@
  * BENCH_PROFILE=1 profiles the server thread per phase (summary printed, .cpuprofile files kept
  * in BENCH_PROFILE_DIR, default the working directory).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -157,7 +157,9 @@ function replayRows(label: string, p: Phase<ReplayResult>, expected: number): vo
 async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
   const reads = server.engine.reads;
   const schema = createSchema<StudioContext>({
-    typeDefs: studioTypeDefs(),
+    typeDefs: studioTypeDefs(
+      readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'),
+    ),
     resolvers: makeResolvers(),
   });
   const pages = async (fn: (afterSeq: bigint) => Promise<bigint>) => {

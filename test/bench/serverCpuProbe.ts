@@ -7,7 +7,7 @@
  * holds on a machine shared with other work, where wall-clock figures swing with the load.
  * Env: BENCH_EVENTS (default 30000), BENCH_ROUNDS (3; the best round is printed too).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { execSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,7 +68,9 @@ try {
   );
   const lastSeq = BigInt((await source.live.findSession(BENCH_SESSION_ID))!.lastEventSeq);
   const schema = createSchema<StudioContext>({
-    typeDefs: studioTypeDefs(),
+    typeDefs: studioTypeDefs(
+      readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'),
+    ),
     resolvers: makeResolvers(),
   });
   const document = parse(HISTORY_QUERY);
