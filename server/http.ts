@@ -38,6 +38,18 @@ import { makeStaticHandler } from './staticFiles.ts';
 
 const SCHEMA_FILE = new URL('../schema.graphql', import.meta.url);
 
+/**
+ * The contract's executable schema: schema.graphql (read from here, which is where the bundled
+ * server in dist-server/ finds it too) with one-byte names (studioSchema.ts) and the resolvers.
+ * The server builds it once; the benchmarks' in-process stages build the same one.
+ */
+export function createStudioSchema() {
+  return createSchema<StudioContext>({
+    typeDefs: studioTypeDefs(readFileSync(SCHEMA_FILE, 'utf8')),
+    resolvers: makeResolvers(),
+  });
+}
+
 /** An HTTP operation: graphql-jit, the response body sent as bytes (sharedPayloads.ts, withJsonBytes). */
 async function httpExecute(args: ExecutionArgs): Promise<ExecutionResult> {
   return withJsonBytes(await jitExecute(args));
@@ -134,10 +146,7 @@ export function createStudioHttp(options: StudioHttpOptions): {
     allowedHosts: options.allowedHosts ?? [],
     allowedOrigins: options.allowedOrigins ?? [],
   });
-  const schema = createSchema<StudioContext>({
-    typeDefs: studioTypeDefs(readFileSync(SCHEMA_FILE, 'utf8')),
-    resolvers: makeResolvers(),
-  });
+  const schema = createStudioSchema();
   const limitCode = (error: GraphQLError) =>
     error.extensions?.code
       ? error

@@ -30,7 +30,7 @@ class BatchCache {
     string,
     Map<string, { generation: number; batch: EventBatch | null }>
   >();
-  /** Commits heard per session (the store's notifications): a partial batch is current while unchanged. */
+  /** Commits heard per session (the store's notifications): a short or empty read is current while unchanged. */
   private readonly generations = new Map<string, number>();
   private static readonly PER_SESSION = 64;
 

@@ -13,22 +13,20 @@
  * BENCH_PROFILE=1 profiles the server thread per phase (summary printed, .cpuprofile files kept
  * in BENCH_PROFILE_DIR, default the working directory).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { ClientWorker } from './clientWorker.ts';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { execute, parse } from 'graphql';
-import { createSchema, createYoga } from 'graphql-yoga';
+import { createYoga } from 'graphql-yoga';
 import { execFileSync } from 'node:child_process';
 import { startStudioServer } from '../../server/app.ts';
 import { startPostgres } from '../support/postgres.ts';
 import type { PostgresCluster } from '../support/postgres.ts';
 import type { StudioServer } from '../../server/app.ts';
-import { makeResolvers } from '../../server/schema/resolvers.ts';
-import { studioTypeDefs } from '../../server/schema/studioSchema.ts';
-import type { StudioContext } from '../../server/schema/resolvers.ts';
+import { createStudioSchema } from '../../server/http.ts';
 import { eventView } from '../../server/schema/views.ts';
 import { jitExecute } from '../../server/schema/execution.ts';
 import { BENCH_SESSION_ID, ServerBenchSource, benchDrafts, take } from './serverBenchDrafts.ts';
@@ -156,12 +154,7 @@ function replayRows(label: string, p: Phase<ReplayResult>, expected: number): vo
 /** In-process cost of each server stage for one full history replay, without HTTP. */
 async function breakdown(server: StudioServer, lastSeq: bigint): Promise<void> {
   const reads = server.engine.reads;
-  const schema = createSchema<StudioContext>({
-    typeDefs: studioTypeDefs(
-      readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'),
-    ),
-    resolvers: makeResolvers(),
-  });
+  const schema = createStudioSchema();
   const pages = async (fn: (afterSeq: bigint) => Promise<bigint>) => {
     const started = clock();
     let cursor = 0n;

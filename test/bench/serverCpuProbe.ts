@@ -7,17 +7,14 @@
  * holds on a machine shared with other work, where wall-clock figures swing with the load.
  * Env: BENCH_EVENTS (default 30000), BENCH_ROUNDS (3; the best round is printed too).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { execSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { parse } from 'graphql';
-import { createSchema } from 'graphql-yoga';
 import { startStudioServer } from '../../server/app.ts';
-import { makeResolvers } from '../../server/schema/resolvers.ts';
-import { studioTypeDefs } from '../../server/schema/studioSchema.ts';
-import type { StudioContext } from '../../server/schema/resolvers.ts';
+import { createStudioSchema } from '../../server/http.ts';
 import { jitExecute } from '../../server/schema/execution.ts';
 import { BENCH_SESSION_ID, ServerBenchSource, benchDrafts, take } from './serverBenchDrafts.ts';
 import { HISTORY_QUERY } from './serverBenchDocuments.ts';
@@ -67,12 +64,7 @@ try {
       `lower quartile of the batches ${quartile(appendCpu).toFixed(1)} CPU-µs/event`,
   );
   const lastSeq = BigInt((await source.live.findSession(BENCH_SESSION_ID))!.lastEventSeq);
-  const schema = createSchema<StudioContext>({
-    typeDefs: studioTypeDefs(
-      readFileSync(new URL('../../schema.graphql', import.meta.url), 'utf8'),
-    ),
-    resolvers: makeResolvers(),
-  });
+  const schema = createStudioSchema();
   const document = parse(HISTORY_QUERY);
   const replayCpu: number[] = [];
   for (let round = 0; round <= ROUNDS; round += 1) {
