@@ -131,24 +131,30 @@ export const CheckpointFileFields = graphql(`
 `);
 
 /**
- * One event of the union. Member fields whose names clash across members are aliased exactly
- * as the Crowdy SDK's `CrowdyAgentEventFields` does (crowdy-contract.md section 4.4), so the
- * selection is valid and matches the SDK fixtures. Key fields (`eventId`, `toolCallId` inside
- * `studioToolCall`) are never aliased: Graphcache keys read them by name. Every member field but
- * the embedded `studioToolCall`, which EventFields and EventRowFields select differently.
+ * One event of the union: the member fields the app shows (and Graphcache's key, `eventId`),
+ * not every field the contract has. Each one is paid for per event on every path: the server
+ * builds and encodes it, the socket carries it, Graphcache writes it, and a watched page's
+ * re-read after every write rebuilds the page's whole result field by field. The fields no
+ * screen reads (the envelope's `protocolVersion` and `version`; a tool event's digest, hashes,
+ * epoch, lease, grant, idempotency key, arguments and result, which the call itself carries in
+ * `studioToolCalls`; an approval event's hash and expiry, which its approval carries; a lease
+ * event's id, context, entity, capability and grant time) are left to clients that read them.
+ * Member fields whose names clash across members are aliased exactly as the Crowdy SDK's
+ * `CrowdyAgentEventFields` does (crowdy-contract.md section 4.4), so a field added back takes
+ * the SDK's name. Key fields (`eventId`, `toolCallId` inside `studioToolCall`) are never
+ * aliased: Graphcache keys read them by name. The embedded `studioToolCall` is apart, because
+ * EventFields and EventRowFields select it differently.
  */
 export const EventBaseFields = graphql(
   `
     fragment EventBaseFields on CrowdyStudioAgentEvent @_unmask {
       __typename
       ... on AgentEventBase {
-        protocolVersion
         eventId
         sessionId
         seq
         type
         runId
-        version
         createdAt
       }
       ... on AgentLifecycleEvent {
@@ -174,45 +180,26 @@ export const EventBaseFields = graphql(
       ... on AgentToolEvent {
         toolEventCallId: toolCallId
         toolEventName: toolName
-        toolEventVersion: toolVersion
         toolStatus: status
         toolSafeSummary: safeSummary
-        toolDescriptorDigest: descriptorDigest
-        toolArgumentHash: argumentHash
-        toolExecutor: executor
-        toolContextVersion: contextVersion
-        toolClientEpoch: clientEpoch
-        toolArgumentsJson: argumentsJson
-        toolLeaseId: leaseId
-        toolApprovalGrant: approvalGrant
-        toolIdempotencyKey: idempotencyKey
-        toolResultJson: resultJson
         toolError: error {
           ...AgentErrorFields
         }
-        toolDeadline: deadline
       }
       ... on AgentApprovalEvent {
         approvalEventId: approvalId
         approvalToolCallId: toolCallId
-        approvalArgumentHash: argumentHash
         approvalStatus: status
         approvalSafeSummary: safeSummary
         approvalReasons: reasons
-        approvalExpiresAt: expiresAt
       }
       ... on AgentLeaseEvent {
-        leaseEventId: leaseId
         leaseKind: kind
         leaseStatus: status
         leaseClientEpoch: clientEpoch
         leaseScopes: scopes
         leaseHolder: holder
-        leaseContextVersion: contextVersion
-        leaseControlledEntityId: controlledEntityId
-        leaseHostCapabilityRevision: hostCapabilityRevision
         leaseExpectedProjectRevision: expectedProjectRevision
-        leaseGrantedAt: grantedAt
         leaseExpiresAt: expiresAt
         leaseReason: reason
       }

@@ -19,15 +19,7 @@ function at(seq: number): string {
 
 type Base<T extends StudioEvent['__typename']> = Pick<
   EventOf<T>,
-  | '__typename'
-  | 'protocolVersion'
-  | 'eventId'
-  | 'sessionId'
-  | 'seq'
-  | 'type'
-  | 'runId'
-  | 'version'
-  | 'createdAt'
+  '__typename' | 'eventId' | 'sessionId' | 'seq' | 'type' | 'runId' | 'createdAt'
 >;
 
 function base<T extends StudioEvent['__typename']>(
@@ -38,13 +30,11 @@ function base<T extends StudioEvent['__typename']>(
 ): Base<T> {
   return {
     __typename: typename,
-    protocolVersion: 'crowdy.agent-event/1',
     eventId: `${sessionId}-e${seq}`,
     sessionId,
     seq: String(seq),
     type,
     runId: 'run-1',
-    version: 'crowdy.agent-event/1',
     createdAt: at(seq),
   } as Base<T>;
 }
@@ -157,21 +147,9 @@ export function toolEvent(
     ...base('AgentToolEvent', seq, type),
     toolEventCallId: call.toolCallId,
     toolEventName: call.toolName,
-    toolEventVersion: call.toolVersion,
     toolStatus: call.status,
     toolSafeSummary: call.safeSummary,
-    toolDescriptorDigest: null,
-    toolArgumentHash: call.argumentHash,
-    toolExecutor: call.executor,
-    toolContextVersion: null,
-    toolClientEpoch: null,
-    toolArgumentsJson: null,
-    toolLeaseId: null,
-    toolApprovalGrant: null,
-    toolIdempotencyKey: null,
-    toolResultJson: null,
     toolError: null,
-    toolDeadline: null,
     studioToolCall: call,
     ...over,
   } as EventOf<'AgentToolEvent'>;
@@ -187,11 +165,9 @@ export function approvalEvent(
     ...base('AgentApprovalEvent', seq, type),
     approvalEventId: state.approvalId,
     approvalToolCallId: state.toolCallId,
-    approvalArgumentHash: state.argumentHash,
     approvalStatus: state.status,
     approvalSafeSummary: state.safeSummary,
     approvalReasons: state.studioReasons,
-    approvalExpiresAt: state.expiresAt,
     studioToolCall: call,
   } as EventOf<'AgentApprovalEvent'>;
 }
@@ -202,18 +178,13 @@ export function leaseEvent(
 ): EventOf<'AgentLeaseEvent'> {
   return {
     ...base('AgentLeaseEvent', seq, type),
-    leaseEventId: 'lease-1',
     leaseKind: 'WORKSPACE',
     leaseStatus:
       type === 'LEASE_GRANTED' ? 'ACTIVE' : type === 'LEASE_REVOKED' ? 'REVOKED' : 'EXPIRED',
     leaseClientEpoch: '1',
     leaseScopes: ['workspace.write'],
     leaseHolder: 'agent',
-    leaseContextVersion: 'ctx-1',
-    leaseControlledEntityId: null,
-    leaseHostCapabilityRevision: null,
     leaseExpectedProjectRevision: '7',
-    leaseGrantedAt: at(seq),
     leaseExpiresAt: at(seq + 30),
     leaseReason: type === 'LEASE_REVOKED' ? 'HUMAN_EDIT' : null,
   } as EventOf<'AgentLeaseEvent'>;
