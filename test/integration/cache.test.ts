@@ -130,11 +130,15 @@ describe('web data layer against the real server', () => {
     const loaded = first.data?.studioEventPage.events ?? [];
     const lastLoaded = loaded[loaded.length - 1]?.seq ?? '0';
 
+    const listening = server.engine.notifier.listenerCount(sessionId);
     const live = studio.client
       .subscription(EventBatchesSubscription, { sessionId, afterSeq: lastLoaded })
       .subscribe(() => undefined);
     // Nothing to replay yet: wait until the server holds the subscription, then append.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await until(
+      () => server.engine.notifier.listenerCount(sessionId) > listening,
+      'the server to hold the live stream',
+    );
 
     // 1. Every event for call-1 updates the one entity the first event links to.
     await server.engine.append(sessionId, [toolDraft('TOOL_DISPATCHED', 'call-1')]);
@@ -155,10 +159,14 @@ describe('web data layer against the real server', () => {
     });
 
     // 2. A second stream replaying everything from the start delivers duplicates: none is linked twice.
+    let replayedThrough = 0n;
     const replay = studio.client
       .subscription(EventBatchesSubscription, { sessionId, afterSeq: '0', maxBatch: 2 })
-      .subscribe(() => undefined);
-    await server.engine.append(sessionId, [logDraft('after the replay started')]);
+      .subscribe((result) => {
+        const through = result.data?.studioAgentEventBatches.throughSeq;
+        if (through) replayedThrough = BigInt(through);
+      });
+    const [logged] = await server.engine.append(sessionId, [logDraft('after the replay started')]);
     await until(
       () =>
         readPage()?.events.some(
@@ -166,7 +174,8 @@ describe('web data layer against the real server', () => {
         ),
       'the log line',
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The replaying stream has written everything up to the log line (its duplicates included).
+    await until(() => replayedThrough >= BigInt(logged!.seq), 'the replay to catch up');
     replay.unsubscribe();
     const afterReplay = seqs();
     expect(new Set(afterReplay).size).toBe(afterReplay.length);
