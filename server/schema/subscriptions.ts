@@ -60,6 +60,13 @@ class BatchCache {
       ((hit.batch !== null && hit.batch.events.length === limit) || hit.generation === generation)
     )
       return hit.batch;
+    // A read of these rows may be under way from before the last commit (a read-ahead): a full
+    // batch from it is current whatever was committed since; anything shorter is read again.
+    const earlier = this.latestFlight.get(`${sessionId}\u0000${key}`);
+    if (earlier && earlier.generation !== generation) {
+      const batch = await earlier.flight.catch(() => null);
+      if (batch !== null && batch.events.length === limit) return batch;
+    }
     // Observers woken by the same commit ask for the same rows at once: they share one read
     // (started after the notification each of them heard, so it sees that commit), and so one
     // batch object and one execution of it. Without this, 50 observers on PostgreSQL made 50
@@ -67,15 +74,38 @@ class BatchCache {
     const flightKey = `${sessionId}\u0000${key}\u0000${generation}`;
     let flight = this.inFlight.get(flightKey);
     if (!flight) {
-      flight = this.load(engine, sessionId, cursor, limit, key, generation);
-      this.inFlight.set(flightKey, flight);
-      const clear = () => this.inFlight.delete(flightKey);
-      flight.then(clear, clear);
+      const started = this.load(engine, sessionId, cursor, limit, key, generation);
+      flight = started;
+      const latestKey = `${sessionId}\u0000${key}`;
+      this.inFlight.set(flightKey, started);
+      this.latestFlight.set(latestKey, { generation, flight: started });
+      const clear = () => {
+        this.inFlight.delete(flightKey);
+        if (this.latestFlight.get(latestKey)?.flight === started)
+          this.latestFlight.delete(latestKey);
+      };
+      started.then(clear, clear);
     }
     return flight;
   }
 
+  /**
+   * Starts reading the batch after a full one while that one is sent: a subscription that is
+   * behind (a replay) then waits for the store only once. PostgreSQL answers on its own
+   * process, so its query time leaves the server thread's path; SQLite reads on this thread, so
+   * there it only moves the read earlier. At most one batch ahead per cursor, shared like any
+   * read; a failure is left to the subscription's own read of the same rows.
+   */
+  readAhead(engine: Engine, sessionId: string, cursor: bigint, limit: number): void {
+    this.read(engine, sessionId, cursor, limit).catch(() => undefined);
+  }
+
   private readonly inFlight = new Map<string, Promise<EventBatch | null>>();
+  /** The newest read in flight per session and rows, whatever its generation (see `read`). */
+  private readonly latestFlight = new Map<
+    string,
+    { generation: number; flight: Promise<EventBatch | null> }
+  >();
 
   private readonly frames = new Map<string, Promise<void>>();
   /**
@@ -217,6 +247,8 @@ export async function eventStream(
         }
         if (next) {
           cursor = BigInt(next.throughSeq);
+          // A full batch: the subscription is behind, so the next one is read while this one goes.
+          if (next.events.length === limit) cache.readAhead(engine, args.sessionId, cursor, limit);
           await push(next);
           await yieldToEventLoop();
           continue;
